@@ -1,0 +1,37 @@
+// Package commit plans and commits an atomic partition replacement.
+//
+// A replacement is prepared by the caller (package table): the new data
+// files are already written, once, outside of this package. [Replace] then
+// runs the commit loop. Each attempt:
+//
+//  1. loads the table from the catalog (never trusting a cached state);
+//  2. re-plans which data files the replaced partitions hold now, under the
+//     current spec and under older specs;
+//  3. checks idempotence: when every partition already holds exactly this
+//     input from this code version and nothing touched it since, it stops
+//     with [Result].Unchanged and no snapshot;
+//  4. commits one snapshot that deletes those files and adds the new ones,
+//     through iceberg-go's Transaction (metadata only).
+//
+// The outcome of a failed attempt is classified before anything else
+// happens:
+//
+//   - a conflict (the catalog refused the commit because the table moved:
+//     iceberg-go's ErrCommitFailed, or a failed requirement such as
+//     `branch "main" has changed` or `was created concurrently`) means
+//     nothing was committed; the loop backs off and tries again, within the
+//     [Policy] budget, then fails with [ErrConflict];
+//   - any other error may have been applied by the catalog. The loop
+//     reloads the table and looks for this call's commit token in the
+//     snapshot summaries. Found: the commit landed, and the call succeeds.
+//     Not found: the catalog did not apply it (catalog commits are
+//     synchronous), and the error is returned. When the table cannot be
+//     reloaded the call fails with an [*UnknownOutcomeError] and the caller
+//     must not delete the new files: the table may reference them.
+//
+// The loop never relies on iceberg-go's own commit retries (table property
+// commit.retry.num-retries, default 0), which replay a stale delete list.
+//
+// Every snapshot carries the lineage properties in [Lineage] (see the
+// Summary* constants), readable by any Iceberg engine.
+package commit

@@ -1,0 +1,257 @@
+package commit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/partition"
+)
+
+var errCommitFailed = icetable.ErrCommitFailed
+
+// Part is the new content of one partition.
+type Part struct {
+	Key         partition.Key
+	Files       []iceberg.DataFile // new data files, all of partition Key
+	Fingerprint string             // of the input rows of Key
+	Rows        int64
+}
+
+// Request is one atomic replacement of one or more partitions.
+type Request struct {
+	Op        string // names the operation in errors, e.g. "commit: replace db.orders/event_date=2026-07-14"
+	Ident     icetable.Identifier
+	TableUUID string // the table the files were written for
+	Spec      *partition.Spec
+	SchemaID  int // the schema the files were written with
+	Parts     []Part
+	Lineage   Lineage
+	Token     string // unique per call; recorded as SummaryCommitToken
+	Policy    Policy
+	OldSpec   OldSpecFunc // decides older-spec files; nil fails when there are any
+}
+
+// Replace commits req: one snapshot in which every partition of req.Parts
+// holds exactly its new files. See the package documentation for the loop.
+//
+// On error the caller owns req's files: it removes them, except after an
+// *UnknownOutcomeError.
+func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, error) {
+	pol, err := req.Policy.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
+	defer cancel()
+
+	keys := make(map[partition.Key]bool, len(req.Parts))
+	res := Result{}
+	for _, p := range req.Parts {
+		keys[p.Key] = true
+		res.Partitions = append(res.Partitions, p.Key.String())
+		res.AddedRows += p.Rows
+	}
+	slices.Sort(res.Partitions)
+	decided := make(map[string]Decision) // older-spec decisions, by path, kept across attempts
+
+	for attempt := 1; ; attempt++ {
+		res.Attempts = attempt
+		tbl, err := cat.LoadTable(ctx, req.Ident)
+		if err != nil {
+			if errors.Is(err, catalog.ErrNoSuchTable) {
+				return res, fmt.Errorf("%s: %w: %w", req.Op, ErrTableChanged, err)
+			}
+			return res, fmt.Errorf("%s: load table: %w", req.Op, err)
+		}
+		if err := req.sameTable(tbl); err != nil {
+			return res, err
+		}
+		snap, err := req.attempt(ctx, tbl, keys, decided, &res)
+		if err == nil {
+			res.SnapshotID = snap
+			return res, nil
+		}
+		var nr *noRetryError
+		if errors.As(err, &nr) { // failed before reaching the catalog
+			return res, fmt.Errorf("%s: %w", req.Op, nr.err)
+		}
+		if !isConflict(err) {
+			return res, req.resolveUnknown(ctx, cat, err, &res)
+		}
+		if attempt >= pol.Attempts {
+			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, ErrConflict, attempt, err)
+		}
+		t := time.NewTimer(pol.backoff(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return res, fmt.Errorf("%s: %w after %d attempts: %w", req.Op, ErrConflict, attempt, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}
+
+// sameTable fails when tbl is not the table state the files were written
+// for: another table under the same name, another spec or schema.
+func (req *Request) sameTable(tbl *icetable.Table) error {
+	md := tbl.Metadata()
+	switch {
+	case req.TableUUID != "" && md.TableUUID().String() != req.TableUUID:
+		return fmt.Errorf("%s: %w: table was dropped and recreated", req.Op, ErrTableChanged)
+	case md.DefaultPartitionSpec() != req.Spec.ID():
+		return fmt.Errorf("%s: %w: partition spec is now %d, rows were written for %d", req.Op, ErrTableChanged, md.DefaultPartitionSpec(), req.Spec.ID())
+	case md.Properties().GetInt(icetable.CommitNumRetriesKey, 0) > 0:
+		return fmt.Errorf("%s: %w: table property %s=%s makes iceberg-go replay stale delete lists on conflict; icerun runs its own commit loop, set it to 0",
+			req.Op, ErrUnsupported, icetable.CommitNumRetriesKey, md.Properties()[icetable.CommitNumRetriesKey])
+	case md.CurrentSchema().ID != req.SchemaID:
+		return fmt.Errorf("%s: %w: schema is now %d, rows were written for %d", req.Op, ErrTableChanged, md.CurrentSchema().ID, req.SchemaID)
+	}
+	return nil
+}
+
+// attempt plans and commits once against tbl. It returns the snapshot id
+// of the replacement (the current one when unchanged).
+func (req *Request) attempt(ctx context.Context, tbl *icetable.Table, keys map[partition.Key]bool, decided map[string]Decision, res *Result) (int64, error) {
+	p, err := planFiles(ctx, tbl, req.Spec, keys)
+	if err != nil {
+		return 0, noRetry(err)
+	}
+	var del, add []iceberg.DataFile
+	for _, f := range p.old {
+		d, ok := decided[f.FilePath()]
+		if !ok {
+			if req.OldSpec == nil {
+				return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
+			}
+			if d, err = req.OldSpec(ctx, tbl, f); err != nil {
+				return 0, noRetry(err)
+			}
+			decided[f.FilePath()] = d
+		}
+		if d.Delete {
+			del = append(del, f)
+			add = append(add, d.Replacement...)
+		}
+	}
+	unchanged := len(del) == 0
+	fps, files := make([]string, len(req.Parts)), make([]string, len(req.Parts))
+	for i, part := range req.Parts {
+		cur := p.current[part.Key]
+		del = append(del, cur...)
+		add = append(add, part.Files...)
+		fps[i], files[i] = part.Fingerprint, filesHash(part.Files)
+		unchanged = unchanged && req.holds(tbl.Metadata(), part, cur)
+	}
+	if unchanged || (len(del) == 0 && len(add) == 0) {
+		res.Unchanged = true
+		if s := tbl.CurrentSnapshot(); s != nil {
+			return s.SnapshotID, nil
+		}
+		return 0, nil
+	}
+	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), len(del), 0
+	for _, f := range del {
+		res.DeletedRows += f.Count()
+	}
+	for _, f := range add[:len(add)-countParts(req.Parts)] { // rewritten older-spec rows stay
+		res.DeletedRows -= f.Count()
+	}
+	txn := tbl.NewTransaction()
+	if err := txn.ReplaceDataFilesWithDataFiles(ctx, del, add, req.summary(fps, files)); err != nil {
+		return 0, noRetry(err)
+	}
+	committed, err := txn.Commit(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return committed.CurrentSnapshot().SnapshotID, nil
+}
+
+func countParts(parts []Part) int {
+	n := 0
+	for _, p := range parts {
+		n += len(p.Files)
+	}
+	return n
+}
+
+// holds reports whether the partition already holds exactly part's input
+// from this code version, untouched since: the last icerun snapshot that
+// recorded the key saw the same input and left exactly the files the
+// partition holds now.
+func (req *Request) holds(md icetable.Metadata, part Part, cur []iceberg.DataFile) bool {
+	r, ok := lastRecord(md, part.Key.String())
+	return ok && r.codeVersion == req.Lineage.CodeVersion && r.fingerprint == part.Fingerprint && r.files == filesHash(cur)
+}
+
+func (req *Request) summary(fps, files []string) iceberg.Properties {
+	keys := make([]string, len(req.Parts))
+	var rows int64
+	for i, p := range req.Parts {
+		keys[i] = p.Key.String()
+		rows += p.Rows
+	}
+	return iceberg.Properties{
+		SummaryPartitions:            strings.Join(keys, ","),
+		SummaryRunID:                 req.Lineage.RunID,
+		SummaryCodeVersion:           req.Lineage.CodeVersion,
+		SummarySchemaID:              strconv.Itoa(req.Lineage.SchemaID),
+		SummaryInputFingerprint:      combine(fps),
+		SummaryRows:                  strconv.FormatInt(rows, 10),
+		SummaryCommitToken:           req.Token,
+		SummaryPartitionFingerprints: strings.Join(fps, ","),
+		SummaryPartitionFiles:        strings.Join(files, ","),
+	}
+}
+
+// combine is the input fingerprint of several partitions: their sorted
+// fingerprints, hashed.
+func combine(fps []string) string {
+	if len(fps) == 1 {
+		return fps[0]
+	}
+	s := slices.Clone(fps)
+	slices.Sort(s)
+	return filesHashStrings(s)
+}
+
+// resolveUnknown handles a commit error that is not a conflict: it may have
+// been applied. The table is reloaded (even when ctx is done) and searched
+// for our token.
+func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	tbl, err := cat.LoadTable(rctx, req.Ident)
+	if err != nil {
+		var paths []string
+		for _, p := range req.Parts {
+			for _, f := range p.Files {
+				paths = append(paths, f.FilePath())
+			}
+		}
+		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: paths, Err: errors.Join(cerr, err)}
+	}
+	if s := findToken(tbl.Metadata(), req.Token); s != nil {
+		res.SnapshotID = s.SnapshotID
+		return nil
+	}
+	return fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
+}
+
+// noRetryError marks an error raised before the catalog was called: it is
+// neither a conflict nor an unknown outcome.
+type noRetryError struct{ err error }
+
+func (e *noRetryError) Error() string { return e.err.Error() }
+func (e *noRetryError) Unwrap() error { return e.err }
+
+func noRetry(err error) error { return &noRetryError{err} }

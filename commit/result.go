@@ -1,0 +1,74 @@
+package commit
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Result describes one replacement.
+type Result struct {
+	SnapshotID   int64    // the snapshot that made the change (the current one when Unchanged)
+	Partitions   []string // canonical keys replaced, sorted
+	AddedFiles   int
+	DeletedFiles int
+	AddedRows    int64
+	DeletedRows  int64
+	Attempts     int  // commit attempts, 1 when there was no conflict
+	Unchanged    bool // the partitions already held exactly this input from this code: no new snapshot
+	// Ignored lists input fields that matched no table column and were
+	// ignored (schema.IgnoreUnknown).
+	Ignored []string
+}
+
+var (
+	// ErrConflict means the commit could not be made consistent within the
+	// retry budget: other writers kept moving the table. Nothing was
+	// committed; running the same replacement again is safe.
+	ErrConflict = errors.New("commit: conflict")
+
+	// ErrUnknownOutcome means the catalog call failed in a way that may
+	// have applied the commit, and the table could not be reloaded to find
+	// out. Match it with errors.Is; the *UnknownOutcomeError carries the
+	// commit token and the files that must not be deleted blindly.
+	ErrUnknownOutcome = errors.New("commit: outcome unknown")
+
+	// ErrTableChanged means the table was dropped, recreated, or its schema
+	// or partition spec changed between writing the data files and
+	// committing them. Nothing was committed.
+	ErrTableChanged = errors.New("commit: table changed under the writer")
+
+	// ErrUnsupported means the partition holds something icerun cannot
+	// replace exactly (e.g. merge-on-read delete files). Nothing was
+	// committed.
+	ErrUnsupported = errors.New("commit: unsupported table state")
+)
+
+// UnknownOutcomeError reports a commit whose outcome could not be
+// determined. Token is the value of [SummaryCommitToken] to look for later;
+// Files are the data files the commit would have added: they may be live
+// and must only be removed by an orphan cleanup that checks every snapshot.
+type UnknownOutcomeError struct {
+	Op    string
+	Token string
+	Files []string
+	Err   error
+}
+
+func (e *UnknownOutcomeError) Error() string {
+	return fmt.Sprintf("%s: outcome unknown (commit token %s, %d files kept): %v", e.Op, e.Token, len(e.Files), e.Err)
+}
+
+func (e *UnknownOutcomeError) Unwrap() []error { return []error{ErrUnknownOutcome, e.Err} }
+
+// isConflict reports whether err says the catalog refused the commit
+// because the table moved, so that nothing was applied.
+//
+// iceberg-go wraps optimistic-concurrency failures of the SQL and REST
+// catalogs in table.ErrCommitFailed, but the requirement checks it runs
+// before writing (AssertRefSnapshotID, AssertCreate, ...) return plain
+// errors whose text starts with "requirement failed". Those are checked
+// before anything is written, so they are conflicts too.
+func isConflict(err error) bool {
+	return errors.Is(err, errCommitFailed) || strings.Contains(err.Error(), "requirement failed")
+}

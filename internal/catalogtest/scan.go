@@ -1,0 +1,85 @@
+package catalogtest
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+)
+
+// CanonicalScan reads every row of the table's current snapshot and
+// returns them as text, one row a line (columns in schema order, "|"
+// separated), sorted: two tables with the same content give the same bytes.
+func CanonicalScan(t testing.TB, cat catalog.Catalog, ident icetable.Identifier) []byte {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatalf("load %v: %v", ident, err)
+	}
+	if tbl.CurrentSnapshot() == nil {
+		return nil
+	}
+	_, batches, err := tbl.Scan().ToArrowRecords(ctx)
+	if err != nil {
+		t.Fatalf("scan %v: %v", ident, err)
+	}
+	var rows []string
+	for rec, err := range batches {
+		if err != nil {
+			t.Fatalf("scan %v: %v", ident, err)
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			cells := make([]string, rec.NumCols())
+			for c, col := range rec.Columns() {
+				cells[c] = col.ValueStr(i)
+			}
+			rows = append(rows, strings.Join(cells, "|"))
+		}
+		rec.Release()
+	}
+	slices.Sort(rows)
+	var b bytes.Buffer
+	for _, r := range rows {
+		b.WriteString(r)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// DataFiles lists the Parquet files under dir (a warehouse folder), as
+// sorted absolute paths: what is on disk, referenced or not.
+func DataFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".parquet") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk %s: %v", dir, err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Snapshots is the number of snapshots of the table.
+func Snapshots(t testing.TB, cat catalog.Catalog, ident icetable.Identifier) int {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatalf("load %v: %v", ident, err)
+	}
+	return len(tbl.Metadata().Snapshots())
+}

@@ -1,0 +1,47 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrRowOutside reports a row whose partition value differs from the key
+	// it was written to.
+	ErrRowOutside = errors.New("partition: row outside key")
+	// ErrMalformedKey reports key text or partition values that do not make
+	// a key of the spec: an unknown, duplicate or missing field, or a bad value.
+	ErrMalformedKey = errors.New("partition: malformed key")
+	// ErrWrongSpec reports a key used with a spec of another spec id.
+	ErrWrongSpec = errors.New("partition: key of another spec")
+)
+
+// keyError is a malformed key or value; it wraps ErrMalformedKey.
+type keyError struct {
+	subject string // `key "..."` or "values"
+	field   string // partition field name, "" when not about one field
+	msg     string
+}
+
+func (e *keyError) Error() string {
+	if e.field == "" {
+		return fmt.Sprintf("partition: %s: %s", e.subject, e.msg)
+	}
+
+	return fmt.Sprintf("partition: %s: field %s: %s", e.subject, e.field, e.msg)
+}
+
+func (e *keyError) Unwrap() error { return ErrMalformedKey }
+
+// rowError is a row outside its key; it wraps ErrRowOutside.
+type rowError struct {
+	row   int
+	value string // "name=value" of the offending row, canonical
+	key   string
+}
+
+func (e *rowError) Error() string {
+	return fmt.Sprintf("partition: row %d has %s, outside key %s", e.row, e.value, e.key)
+}
+
+func (e *rowError) Unwrap() error { return ErrRowOutside }

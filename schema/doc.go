@@ -1,0 +1,41 @@
+// Package schema resolves input Arrow batches onto a table's current Iceberg
+// schema, so that icerun writes every value into the column it belongs to.
+//
+// # Basics
+//
+// [Resolve] compares one input Arrow schema with one table schema, once, and
+// returns a [Resolution]. Each input field, at every depth, is matched to a
+// table field:
+//
+//  1. by field ID, from the PARQUET:field_id metadata of the Arrow field;
+//  2. else through the table's name mapping ([iceberg.NameMapping]), which
+//     keeps the old names of renamed columns as aliases;
+//  3. else by the current table column name.
+//
+// Never by position: two input columns of the same type in another order
+// than the table's land in their own columns.
+//
+// Resolve checks types and required columns before any batch is read. Only
+// lossless promotions pass (int to long, float to double, decimal precision
+// up, string and binary to and from their large Arrow variants, timestamp
+// units as iceberg-go's WriteRecords accepts); anything else fails with
+// [ErrIncompatibleType]. A required table column without an input column
+// fails with [ErrMissingRequired]. Input fields the table does not have are
+// ignored and listed by [Resolution.Ignored], or rejected with
+// [ErrUnknownField] under [RejectUnknown].
+//
+// [Resolution.Apply] then turns each batch into the layout of
+// [Resolution.Schema], which is exactly what iceberg-go's
+// table.SchemaToArrowSchema(tbl, nil, true, false) returns. Columns that
+// already have the table's type are shared, not copied; promoted columns are
+// converted; optional columns the input lacks become all-null arrays; a null
+// in a required column fails with [ErrMissingRequired] naming the first row.
+//
+// # Caveats
+//
+// Iceberg write defaults are not applied: a missing optional column is null,
+// a missing required column is an error even if it has a default. Structs,
+// lists and maps resolve their children by ID at any depth; a list element or
+// map key or value that carries a field ID must carry the table's.
+// Dictionary-encoded and view-layout inputs are rejected as incompatible.
+package schema

@@ -1,0 +1,223 @@
+package table_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/examples/orderdata"
+	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
+	"github.com/icerun/icerun/table"
+)
+
+// customReader builds a one-batch reader from columns built by fill.
+func customReader(fields []arrow.Field, fill func(b *array.RecordBuilder)) array.RecordReader {
+	sc := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	fill(b)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	rdr, _ := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+	return rdr
+}
+
+// errReader yields the batches of inner, then fails.
+type errReader struct {
+	array.RecordReader
+	err error
+}
+
+func (r *errReader) Err() error { return r.err }
+
+func TestReplacePartitionBadInput(t *testing.T) {
+	fields := orderdata.ArrowSchema().Fields()
+	withoutAmount := append(append([]arrow.Field{}, fields[:2]...), fields[3:]...)
+	stringAmount := append([]arrow.Field{}, fields...)
+	stringAmount[2] = arrow.Field{Name: "amount_minor", Type: arrow.BinaryTypes.String}
+	nullableAmount := append([]arrow.Field{}, fields...)
+	nullableAmount[2].Nullable = true
+
+	fillOrders := func(b *array.RecordBuilder, skip int, amount func(b array.Builder, i int)) {
+		orders := orderdata.Day(day0, 3)
+		col := 0
+		for c := range fields {
+			if c == skip {
+				continue
+			}
+			for i, o := range orders {
+				switch c {
+				case 0:
+					b.Field(col).(*array.Int64Builder).Append(o.ID)
+				case 1:
+					b.Field(col).(*array.Int64Builder).Append(o.Customer)
+				case 2:
+					amount(b.Field(col), i)
+				case 3:
+					b.Field(col).(*array.StringBuilder).Append(o.Currency)
+				case 4:
+					b.Field(col).(*array.TimestampBuilder).Append(arrow.Timestamp(o.EventTime.UnixMicro()))
+				case 5:
+					b.Field(col).(*array.Date32Builder).Append(arrow.Date32FromTime(o.EventTime))
+				}
+			}
+			col++
+		}
+	}
+
+	cases := []struct {
+		name string
+		rows func() array.RecordReader
+		want error
+	}{
+		{"rows outside the key", func() array.RecordReader {
+			return reader(append(orderdata.Day(day0, 5), orderdata.Day(day0.AddDate(0, 0, 1), 1)...))
+		}, partition.ErrRowOutside},
+		{"missing required column", func() array.RecordReader {
+			return customReader(withoutAmount, func(b *array.RecordBuilder) { fillOrders(b, 2, nil) })
+		}, schema.ErrMissingRequired},
+		{"null in a required column", func() array.RecordReader {
+			return customReader(nullableAmount, func(b *array.RecordBuilder) {
+				fillOrders(b, -1, func(b array.Builder, i int) {
+					if i == 1 {
+						b.AppendNull()
+					} else {
+						b.(*array.Int64Builder).Append(7)
+					}
+				})
+			})
+		}, schema.ErrMissingRequired},
+		{"string where a long is expected", func() array.RecordReader {
+			return customReader(stringAmount, func(b *array.RecordBuilder) {
+				fillOrders(b, -1, func(b array.Builder, i int) { b.(*array.StringBuilder).Append("12") })
+			})
+		}, schema.ErrIncompatibleType},
+		{"reader failing mid-stream", func() array.RecordReader {
+			return &errReader{RecordReader: reader(orderdata.Day(day0, 300)), err: errors.New("disk on fire")}
+		}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cat, ident, dir := ordersTable(t)
+			w := open(t, cat, ident)
+			replaceDay(t, w, day0, 40)
+			scan, files := catalogtest.CanonicalScan(t, cat, ident), catalogtest.DataFiles(t, dir)
+
+			rows := tc.rows()
+			defer rows.Release()
+			_, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), rows)
+			require.Error(t, err)
+			if tc.want != nil {
+				assert.ErrorIs(t, err, tc.want)
+			}
+			assert.Equal(t, scan, catalogtest.CanonicalScan(t, cat, ident), "table changed")
+			assert.Equal(t, files, catalogtest.DataFiles(t, dir), "orphan files left behind")
+			assert.Equal(t, 1, catalogtest.Snapshots(t, cat, ident))
+		})
+	}
+}
+
+func TestReplacePartitionRowOutsideNamesValue(t *testing.T) {
+	cat, ident, _ := ordersTable(t)
+	w := open(t, cat, ident)
+	rows := reader(append(orderdata.Day(day0, 5), orderdata.Day(day0.AddDate(0, 0, 1), 1)...))
+	defer rows.Release()
+	_, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), rows)
+	require.ErrorIs(t, err, partition.ErrRowOutside)
+	assert.Contains(t, err.Error(), "2026-07-15")
+}
+
+func TestReplacePartitionNilReader(t *testing.T) {
+	cat, ident, _ := ordersTable(t)
+	w := open(t, cat, ident)
+	_, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), nil)
+	assert.ErrorIs(t, err, table.ErrNilInput)
+	_, err = w.ReplacePartitions(context.Background(), nil)
+	assert.ErrorIs(t, err, table.ErrNilInput)
+}
+
+func TestReplacePartitionZeroKey(t *testing.T) {
+	cat, ident, _ := ordersTable(t)
+	w := open(t, cat, ident)
+	_, err := w.ReplacePartition(context.Background(), partition.Key{}, reader(nil))
+	assert.ErrorIs(t, err, partition.ErrMalformedKey)
+}
+
+// cancelReader cancels its context after n batches.
+type cancelReader struct {
+	array.RecordReader
+	n      int
+	cancel context.CancelFunc
+}
+
+func (r *cancelReader) Next() bool {
+	if r.n == 0 {
+		r.cancel()
+	}
+	r.n--
+	return r.RecordReader.Next()
+}
+
+func TestReplacePartitionCancelledMidWrite(t *testing.T) {
+	cat, ident, dir := ordersTable(t)
+	w := open(t, cat, ident)
+	replaceDay(t, w, day0, 40)
+	scan, files := catalogtest.CanonicalScan(t, cat, ident), catalogtest.DataFiles(t, dir)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rows := &cancelReader{RecordReader: orderdata.Reader(orderdata.Day(day0, 20000), 500), n: 20, cancel: cancel}
+	defer rows.Release()
+	_, err := w.ReplacePartition(ctx, dayKey(t, w, day0), rows)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, scan, catalogtest.CanonicalScan(t, cat, ident))
+	assert.Equal(t, files, catalogtest.DataFiles(t, dir), "staged files must be removed")
+}
+
+// dropReader drops the table when the input is exhausted: between the
+// writing of the data files and the commit.
+type dropReader struct {
+	array.RecordReader
+	drop func()
+}
+
+func (r *dropReader) Next() bool {
+	ok := r.RecordReader.Next()
+	if !ok && r.drop != nil {
+		r.drop()
+		r.drop = nil
+	}
+	return ok
+}
+
+func TestReplacePartitionTableDroppedBeforeCommit(t *testing.T) {
+	cat, ident, dir := ordersTable(t)
+	w := open(t, cat, ident)
+	replaceDay(t, w, day0, 40)
+	files := catalogtest.DataFiles(t, dir)
+	rows := &dropReader{RecordReader: reader(orderdata.Day(day0, 100)), drop: func() {
+		require.NoError(t, cat.DropTable(context.Background(), ident))
+	}}
+	defer rows.Release()
+	_, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), rows)
+	require.ErrorIs(t, err, commit.ErrTableChanged)
+	assert.Equal(t, files, catalogtest.DataFiles(t, dir), "staged files must be removed")
+}
+
+func TestReplacePartitionKeyOfOtherSpec(t *testing.T) {
+	cat, ident, _ := ordersTable(t)
+	w := open(t, cat, ident)
+	old := dayKey(t, w, day0)
+	evolveToMonth(t, cat, ident)
+	_, err := w.ReplacePartition(context.Background(), old, reader(orderdata.Day(day0, 3)))
+	assert.ErrorIs(t, err, partition.ErrWrongSpec)
+}

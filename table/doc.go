@@ -1,0 +1,29 @@
+// Package table is icerun's facade: a [Writer] that replaces partitions of
+// an Iceberg table so that every write is safe to re-run.
+//
+// # Basics
+//
+// [Open] a Writer on a table of any iceberg-go catalog, then call
+// [Writer.ReplacePartition] with a key and the rows that partition must hold,
+// or [Writer.ReplacePartitions] to replace exactly the partitions the rows
+// produce (dynamic overwrite). Each call writes its Parquet files once and
+// commits one snapshot; readers see the partition before or after, never in
+// between. Running the same call again leaves the same table content, and
+// when nothing changed it makes no snapshot at all ([commit.Result].Unchanged).
+//
+// Every snapshot records its lineage in the summary: the run id, the code
+// version, the schema id, the partitions and a fingerprint of the input
+// (the commit.Summary* constants).
+//
+// # Caveats
+//
+//   - A partition that holds row-level delete files (merge-on-read) is not
+//     replaced: the call fails with [commit.ErrUnsupported].
+//   - Tables with commit.retry.num-retries > 0 are refused: iceberg-go would
+//     replay a stale delete list on conflict.
+//   - Files written under an older partition spec are read to find the rows
+//     of the key; that is exact for every transform but costs a read of
+//     each older-spec file the key's filter cannot prune.
+//   - After a [commit.ErrUnknownOutcome] the new files are kept, since the
+//     table may reference them; an orphan cleanup removes them if not.
+package table

@@ -1,0 +1,158 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
+)
+
+// oldSpecs decides the fate of data files written under an older partition
+// spec that may hold rows of the replaced keys. It reads such a file and
+// matches every row against the keys with the current spec's transforms,
+// so the decision is exact whatever the old spec was (bucket included):
+//
+//   - no row in the keys: the file stays;
+//   - every row in the keys: the file is deleted;
+//   - some rows: the file is deleted and its other rows are rewritten into
+//     new files (under the current spec) in the same snapshot.
+type oldSpecs struct {
+	spec *partition.Spec
+	keys []commit.Part
+	cfg  config
+
+	mu      sync.Mutex
+	written []*stager
+}
+
+func (o *oldSpecs) decide(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile) (commit.Decision, error) {
+	in, out, err := o.count(ctx, tbl, f)
+	switch {
+	case err != nil:
+		return commit.Decision{}, err
+	case in == 0:
+		return commit.Decision{}, nil
+	case out == 0:
+		return commit.Decision{Delete: true}, nil
+	}
+	files, err := o.rewrite(ctx, tbl, f)
+	if err != nil {
+		return commit.Decision{}, fmt.Errorf("rewriting %s without the replaced rows: %w", f.FilePath(), err)
+	}
+	return commit.Decision{Delete: true, Replacement: files}, nil
+}
+
+// each calls fn with every batch of f (resolved to the table schema) and
+// its mask: true for rows in one of the keys.
+func (o *oldSpecs) each(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile, fn func(rec arrow.RecordBatch, mask []bool) error) error {
+	sc, batches, err := tbl.Scan().ReadTasks(ctx, []icetable.FileScanTask{{File: f, Length: f.FileSizeBytes()}})
+	if err != nil {
+		return err
+	}
+	res, err := schema.Resolve(sc, tbl.Schema(), tbl.NameMapping(), schema.IgnoreUnknown)
+	if err != nil {
+		return err
+	}
+	matchers := make([]*partition.Matcher, len(o.keys))
+	for i, p := range o.keys {
+		if matchers[i], err = o.spec.Matcher(p.Key, res.Schema()); err != nil {
+			return err
+		}
+	}
+	for raw, err := range batches {
+		if err != nil {
+			return err
+		}
+		rec, err := res.Apply(ctx, raw)
+		raw.Release()
+		if err != nil {
+			return err
+		}
+		mask := make([]bool, rec.NumRows())
+		for _, m := range matchers {
+			mk, err := m.Mask(rec)
+			if err != nil {
+				rec.Release()
+				return err
+			}
+			for i, in := range mk {
+				mask[i] = mask[i] || in
+			}
+		}
+		err = fn(rec, mask)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o *oldSpecs) count(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile) (in, out int64, err error) {
+	err = o.each(ctx, tbl, f, func(_ arrow.RecordBatch, mask []bool) error {
+		for _, m := range mask {
+			if m {
+				in++
+			} else {
+				out++
+			}
+		}
+		return nil
+	})
+	return in, out, err
+}
+
+// rewrite writes the rows of f outside the keys to new files.
+func (o *oldSpecs) rewrite(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile) ([]iceberg.DataFile, error) {
+	sc, err := icetable.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		return nil, err
+	}
+	st := newStager(ctx, tbl, sc, o.cfg)
+	o.mu.Lock()
+	o.written = append(o.written, st)
+	o.mu.Unlock()
+	err = o.each(ctx, tbl, f, func(rec arrow.RecordBatch, mask []bool) error {
+		b := array.NewBooleanBuilder(memory.DefaultAllocator)
+		defer b.Release()
+		for _, in := range mask {
+			b.Append(!in)
+		}
+		keep := b.NewArray()
+		defer keep.Release()
+		kept, err := compute.FilterRecordBatch(ctx, rec, keep, compute.DefaultFilterOptions())
+		if err != nil {
+			return err
+		}
+		return st.add(kept)
+	})
+	if err != nil {
+		_ = st.abort(err)
+		return nil, err
+	}
+	return st.finish()
+}
+
+// remove deletes every file this oldSpecs wrote.
+func (o *oldSpecs) remove(tbl *icetable.Table) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var errs []error
+	for _, st := range o.written {
+		files, _ := st.finish()
+		errs = append(errs, st.remove(files))
+	}
+	return errors.Join(errs...)
+}
+

@@ -1,0 +1,111 @@
+package table
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/schema"
+)
+
+// Option configures a [Writer]. [Open] validates every option and returns
+// an error for a bad value; it never rewrites one silently.
+type Option func(*config) error
+
+type config struct {
+	runID       string
+	codeVersion string
+	policy      commit.Policy
+	unknown     schema.UnknownPolicy
+	splitRows   int64
+	maxWriters  int
+}
+
+// Defaults of the options.
+const (
+	DefaultCodeVersion = "unversioned"
+	DefaultSplitRows   = 1 << 20
+	DefaultMaxWriters  = 2
+)
+
+// ErrBadOption is returned by Open for an invalid option value.
+var ErrBadOption = errors.New("table: bad option")
+
+func defaults() config {
+	return config{
+		runID:       uuid.NewString(),
+		codeVersion: DefaultCodeVersion,
+		policy:      commit.DefaultPolicy,
+		unknown:     schema.IgnoreUnknown,
+		splitRows:   DefaultSplitRows,
+		maxWriters:  DefaultMaxWriters,
+	}
+}
+
+// WithRunID names the run recorded in every snapshot summary
+// (icerun.run-id). Default: a random UUID chosen by Open.
+func WithRunID(id string) Option {
+	return func(c *config) error {
+		if id == "" {
+			return fmt.Errorf("%w: empty run id", ErrBadOption)
+		}
+		c.runID = id
+		return nil
+	}
+}
+
+// WithCodeVersion names the transformation that produced the rows
+// (icerun.code-version), e.g. a git commit. A partition is left Unchanged
+// only when the same input comes from the same code version. Default
+// [DefaultCodeVersion].
+func WithCodeVersion(v string) Option {
+	return func(c *config) error {
+		if v == "" {
+			return fmt.Errorf("%w: empty code version", ErrBadOption)
+		}
+		c.codeVersion = v
+		return nil
+	}
+}
+
+// WithRetry sets the commit retry budget. Zero fields take the values of
+// [commit.DefaultPolicy].
+func WithRetry(p commit.Policy) Option {
+	return func(c *config) error {
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadOption, err)
+		}
+		c.policy = p
+		return nil
+	}
+}
+
+// WithUnknownFields sets what happens to input fields the table does not
+// have. Default [schema.IgnoreUnknown]: they are dropped and listed in
+// [commit.Result].Ignored.
+func WithUnknownFields(p schema.UnknownPolicy) Option {
+	return func(c *config) error {
+		if p != schema.IgnoreUnknown && p != schema.RejectUnknown {
+			return fmt.Errorf("%w: unknown-field policy %d", ErrBadOption, p)
+		}
+		c.unknown = p
+		return nil
+	}
+}
+
+// WithParallelWrite lets one replacement encode its Parquet files with up
+// to maxWriters encoders at once. A new encoder (and so a new file) starts
+// only after every running one has received splitRows rows, so a small
+// partition stays one file. Defaults [DefaultMaxWriters] and
+// [DefaultSplitRows]. maxWriters 1 writes serially.
+func WithParallelWrite(maxWriters int, splitRows int64) Option {
+	return func(c *config) error {
+		if maxWriters < 1 || splitRows < 1 {
+			return fmt.Errorf("%w: parallel write %d writers, %d rows", ErrBadOption, maxWriters, splitRows)
+		}
+		c.maxWriters, c.splitRows = maxWriters, splitRows
+		return nil
+	}
+}

@@ -1,0 +1,224 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
+)
+
+// ReplacePartition makes partition key contain exactly rows, atomically:
+// one snapshot deletes every data file of the partition (and the rows of
+// the key in files written under older specs) and adds the new files.
+// Empty input empties the partition.
+//
+// Every row is resolved to the table schema (see package schema) and its
+// partition value checked against key while streaming; a row outside key
+// fails with [partition.ErrRowOutside]. On any error nothing is committed
+// and the files this call wrote are removed (except after a
+// [commit.ErrUnknownOutcome], when they may be live).
+//
+// When the partition already holds exactly this input from this code
+// version and nothing touched it since, no snapshot is made and the result
+// says Unchanged.
+func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows array.RecordReader) (commit.Result, error) {
+	op := fmt.Sprintf("table: replace %s/%s", w.name, key)
+	if !key.IsValid() {
+		return commit.Result{}, fmt.Errorf("%s: %w: zero key", op, partition.ErrMalformedKey)
+	}
+	return w.replace(ctx, op, &key, rows)
+}
+
+// ReplacePartitions replaces every partition that rows produce, and no
+// other (dynamic overwrite), in one snapshot. Empty input is a no-op.
+func (w *Writer) ReplacePartitions(ctx context.Context, rows array.RecordReader) (commit.Result, error) {
+	return w.replace(ctx, "table: replace partitions of "+w.name, nil, rows)
+}
+
+// replace writes rows and commits them. key is nil for a dynamic replace.
+func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, rows array.RecordReader) (commit.Result, error) {
+	if rows == nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, ErrNilInput)
+	}
+	tbl, err := w.refresh(ctx)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if key != nil {
+		if key.SpecID() != spec.ID() {
+			return commit.Result{}, fmt.Errorf("%s: %w: key is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, key.SpecID(), spec.ID())
+		}
+		if err := commit.Precheck(ctx, tbl, spec, []partition.Key{*key}); err != nil {
+			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	res, err := schema.Resolve(rows.Schema(), tbl.Schema(), tbl.NameMapping(), w.cfg.unknown)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	in := &input{spec: spec, res: res, sums: make(map[partition.Key]*fingerprint.Sum)}
+	if key != nil {
+		if in.matcher, err = spec.Matcher(*key, res.Schema()); err != nil {
+			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		}
+		in.sums[*key] = new(fingerprint.Sum)
+	}
+
+	st := newStager(ctx, tbl, res.Schema(), w.cfg)
+	if err := in.stream(ctx, rows, st); err != nil {
+		return commit.Result{}, w.fail(op, st, err)
+	}
+	files, err := st.finish()
+	if err != nil {
+		return commit.Result{}, w.fail(op, st, err)
+	}
+	parts, err := in.parts(files)
+	if err != nil {
+		return commit.Result{}, w.fail(op, st, err)
+	}
+	if len(parts) == 0 { // dynamic replace of empty input
+		r := commit.Result{Unchanged: true, Attempts: 0, Ignored: res.Ignored()}
+		if s := tbl.CurrentSnapshot(); s != nil {
+			r.SnapshotID = s.SnapshotID
+		}
+		return r, nil
+	}
+
+	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
+	result, err := commit.Replace(ctx, w.cat, commit.Request{
+		Op:        op,
+		Ident:     w.ident,
+		TableUUID: tbl.Metadata().TableUUID().String(),
+		Spec:      spec,
+		SchemaID:  tbl.Schema().ID,
+		Parts:     parts,
+		Lineage:   commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
+		Token:     uuid.NewString(),
+		Policy:    w.cfg.policy,
+		OldSpec:   old.decide,
+	})
+	result.Ignored = res.Ignored()
+	if err != nil {
+		var unknown *commit.UnknownOutcomeError
+		if errors.As(err, &unknown) {
+			return result, err // the files may be live: leave them to orphan cleanup
+		}
+		return result, errors.Join(err, old.remove(tbl), st.remove(files))
+	}
+	if result.Unchanged {
+		if err := st.remove(files); err != nil {
+			return result, fmt.Errorf("%s: unchanged, but removing the new files failed: %w", op, err)
+		}
+	}
+	if _, err := w.refresh(context.WithoutCancel(ctx)); err != nil {
+		return result, nil // committed; the cached state is only a hint
+	}
+	return result, nil
+}
+
+// fail aborts the stager, removing what it wrote, and returns err.
+func (w *Writer) fail(op string, st *stager, err error) error {
+	if rmErr := st.abort(err); rmErr != nil {
+		return fmt.Errorf("%s: %w (removing staged files: %v)", op, err, rmErr)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// input streams rows into a stager, resolving, checking and fingerprinting
+// every batch.
+type input struct {
+	spec    *partition.Spec
+	res     *schema.Resolution
+	matcher *partition.Matcher // static replace only
+	sums    map[partition.Key]*fingerprint.Sum
+	hashes  []uint64
+}
+
+func (in *input) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
+	for rows.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		out, err := in.res.Apply(ctx, rows.RecordBatch())
+		if err != nil {
+			return err
+		}
+		if err := in.observe(out); err != nil {
+			out.Release()
+			return err
+		}
+		if err := st.add(out); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading input: %w", err)
+	}
+	return ctx.Err()
+}
+
+// observe checks a resolved batch against the key (static) or finds its
+// keys (dynamic), and adds its rows to the fingerprints.
+func (in *input) observe(rec arrow.RecordBatch) error {
+	if in.matcher != nil {
+		if err := in.matcher.Check(rec); err != nil {
+			return err
+		}
+		for _, s := range in.sums {
+			s.Add(rec)
+		}
+		return nil
+	}
+	keys, rowKey, err := in.spec.RowKeys(rec)
+	if err != nil {
+		return err
+	}
+	in.hashes = fingerprint.RowHashes(rec, in.hashes)
+	sums := make([]*fingerprint.Sum, len(keys))
+	for i, k := range keys {
+		if in.sums[k] == nil {
+			in.sums[k] = new(fingerprint.Sum)
+		}
+		sums[i] = in.sums[k]
+	}
+	for row, ki := range rowKey {
+		sums[ki].AddHash(in.hashes[row])
+	}
+	return nil
+}
+
+// parts groups the written files by partition, one part per key seen.
+func (in *input) parts(files []iceberg.DataFile) ([]commit.Part, error) {
+	byKey := make(map[partition.Key][]iceberg.DataFile)
+	for _, f := range files {
+		k, err := in.spec.KeyFromValues(f.Partition())
+		if err != nil {
+			return nil, err
+		}
+		if in.sums[k] == nil {
+			return nil, fmt.Errorf("internal error: data file %s is in partition %s, which the input did not produce", f.FilePath(), k)
+		}
+		byKey[k] = append(byKey[k], f)
+	}
+	parts := make([]commit.Part, 0, len(in.sums))
+	for k, s := range in.sums {
+		parts = append(parts, commit.Part{Key: k, Files: byKey[k], Fingerprint: s.String(), Rows: s.Rows()})
+	}
+	slices.SortFunc(parts, func(a, b commit.Part) int { return strings.Compare(a.Key.String(), b.Key.String()) })
+	return parts, nil
+}

@@ -1,0 +1,169 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"iter"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// stager writes resolved batches to new Parquet data files of tbl, with up
+// to maxWriters iceberg-go writers (table.WriteRecords) encoding at once.
+// Each writer gets its own write UUID, so every file it makes is named
+// after it and can be found and removed if the replacement fails.
+//
+// The stager owns the batches passed to add. Not safe for concurrent use.
+type stager struct {
+	ctx        context.Context
+	cancel     context.CancelCauseFunc
+	tbl        *icetable.Table
+	schema     *arrow.Schema
+	splitRows  int64
+	maxWriters int
+	streams    []*stream
+	rows       int64
+	finished   bool
+
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	files []iceberg.DataFile
+	err   error
+}
+
+type stream struct {
+	id   uuid.UUID
+	ch   chan arrow.RecordBatch
+	rows int64
+}
+
+func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg config) *stager {
+	ctx, cancel := context.WithCancelCause(ctx)
+	return &stager{ctx: ctx, cancel: cancel, tbl: tbl, schema: sc, splitRows: cfg.splitRows, maxWriters: cfg.maxWriters}
+}
+
+// add hands rec to the least loaded writer, starting a new writer when all
+// running ones have had splitRows rows.
+func (s *stager) add(rec arrow.RecordBatch) error {
+	if len(s.streams) == 0 || (len(s.streams) < s.maxWriters && s.rows >= s.splitRows*int64(len(s.streams))) {
+		s.start()
+	}
+	st := s.streams[0]
+	for _, o := range s.streams[1:] {
+		if o.rows < st.rows {
+			st = o
+		}
+	}
+	st.rows += rec.NumRows()
+	s.rows += rec.NumRows()
+	select {
+	case st.ch <- rec:
+		return nil
+	case <-s.ctx.Done():
+		rec.Release()
+		return context.Cause(s.ctx)
+	}
+}
+
+func (s *stager) start() {
+	st := &stream{id: uuid.New(), ch: make(chan arrow.RecordBatch)}
+	s.streams = append(s.streams, st)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		files := icetable.WriteRecords(s.ctx, s.tbl, s.schema, drain(st.ch),
+			icetable.WithWriteUUID(st.id), icetable.WithRecordBatchBufferSize(2), icetable.WithMaxWriteWorkers(1))
+		for f, err := range files {
+			s.mu.Lock()
+			if err != nil && s.err == nil {
+				s.err = err
+				s.cancel(err)
+			}
+			if f != nil {
+				s.files = append(s.files, f)
+			}
+			s.mu.Unlock()
+		}
+	}()
+}
+
+// drain yields the batches of ch; when the consumer stops early it keeps
+// receiving and releasing them until ch is closed, so senders never block.
+func drain(ch chan arrow.RecordBatch) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for rec := range ch {
+			if !yield(rec, nil) {
+				for r := range ch {
+					r.Release()
+				}
+				return
+			}
+		}
+	}
+}
+
+// finish waits for every writer and returns the files written.
+func (s *stager) finish() ([]iceberg.DataFile, error) {
+	if !s.finished {
+		s.finished = true
+		for _, st := range s.streams {
+			close(st.ch)
+		}
+		s.wg.Wait()
+		s.cancel(nil)
+	}
+	return s.files, s.err
+}
+
+// abort stops the writers and removes every file they wrote, including
+// partial files of a writer that failed.
+func (s *stager) abort(cause error) error {
+	s.cancel(cause)
+	files, _ := s.finish()
+	return s.remove(files)
+}
+
+// remove deletes the files, and any other file named after one of this
+// stager's write UUIDs under the table's data folder.
+func (s *stager) remove(files []iceberg.DataFile) error {
+	fsys, err := s.tbl.FS(context.WithoutCancel(s.ctx))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	done := make(map[string]bool)
+	for _, f := range files {
+		done[f.FilePath()] = true
+		if err := fsys.Remove(f.FilePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	lister, ok := fsys.(iceio.ListableIO)
+	if !ok || len(s.streams) == 0 {
+		return errors.Join(errs...)
+	}
+	walkErr := lister.WalkDir(strings.TrimSuffix(s.tbl.Location(), "/")+"/data", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || done[path] {
+			return nil
+		}
+		for _, st := range s.streams {
+			if strings.Contains(path, st.id.String()) {
+				if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+			}
+		}
+		return nil
+	})
+	if walkErr != nil && !errors.Is(walkErr, fs.ErrNotExist) {
+		errs = append(errs, walkErr)
+	}
+	return errors.Join(errs...)
+}
