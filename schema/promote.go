@@ -41,7 +41,7 @@ func leaf(in arrow.DataType, t iceberg.Type, out arrow.DataType) (op, error) {
 			return opCast, nil
 		}
 	case iceberg.DecimalType:
-		return decimal(in, t)
+		return widerDecimal(in, t)
 	case iceberg.TimestampType:
 		return timestamp(in, false, arrow.Microsecond)
 	case iceberg.TimestampTzType:
@@ -66,7 +66,7 @@ func leaf(in arrow.DataType, t iceberg.Type, out arrow.DataType) (op, error) {
 	return 0, errNotPromotable
 }
 
-func decimal(in arrow.DataType, t iceberg.DecimalType) (op, error) {
+func widerDecimal(in arrow.DataType, t iceberg.DecimalType) (op, error) {
 	d, ok := in.(arrow.DecimalType)
 	if !ok || int(d.GetScale()) != t.Scale() || int(d.GetPrecision()) > t.Precision() {
 		return 0, errNotPromotable

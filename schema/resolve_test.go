@@ -141,7 +141,7 @@ func TestResolveBad(t *testing.T) {
 		tbl    *iceberg.Schema
 		nm     iceberg.NameMapping
 		policy UnknownPolicy
-		want   error  // nil: any error
+		want   error    // nil: any error
 		msg    []string // substrings of the message
 	}{
 		{"missing required", []arrow.Field{fld("name", arrow.BinaryTypes.String, 2)}, orders, nil, 0,

@@ -38,17 +38,66 @@ type Order struct {
 // Day returns n deterministic orders of the UTC day d, spread over the day;
 // the last one is placed at 23:58.
 func Day(d time.Time, n int) []Order {
-	d = time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
-	base := d.Unix() / 86400 * 1_000_000
 	out := make([]Order, n)
 	for i := range out {
-		at := d.Add(time.Duration(i) * (24 * time.Hour / time.Duration(n+1)))
-		if i == n-1 {
-			at = d.Add(23*time.Hour + 58*time.Minute)
-		}
-		out[i] = Order{ID: base + int64(i), Customer: int64(i % 997), Amount: int64(100 + i%5000), Currency: []string{"EUR", "USD", "GBP"}[i%3], EventTime: at}
+		out[i] = At(d, i, n)
 	}
 	return out
+}
+
+// At is order i of the n orders of day d (see [Day]).
+func At(d time.Time, i, n int) Order {
+	d = time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+	at := d.Add(time.Duration(i) * (24 * time.Hour / time.Duration(n+1)))
+	if i == n-1 {
+		at = d.Add(23*time.Hour + 58*time.Minute)
+	}
+	return Order{ID: d.Unix()/86400*100_000_000 + int64(i), Customer: int64(i % 997), Amount: int64(100 + i%5000), Currency: []string{"EUR", "USD", "GBP"}[i%3], EventTime: at}
+}
+
+// Stream returns the n orders of day d as a reader that builds each batch
+// when it is asked for: memory stays one batch whatever n is.
+func Stream(d time.Time, n, batch int) array.RecordReader {
+	return &stream{sc: ArrowSchema(), d: d, n: n, batch: batch, refs: 1}
+}
+
+type stream struct {
+	sc      *arrow.Schema
+	d       time.Time
+	n, next int
+	batch   int
+	cur     arrow.RecordBatch
+	refs    int64
+	scratch []Order
+}
+
+func (s *stream) Retain()                        { s.refs++ }
+func (s *stream) Schema() *arrow.Schema          { return s.sc }
+func (s *stream) Err() error                     { return nil }
+func (s *stream) RecordBatch() arrow.RecordBatch { return s.cur }
+func (s *stream) Record() arrow.RecordBatch      { return s.cur }
+
+func (s *stream) Release() {
+	if s.refs--; s.refs == 0 && s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+}
+
+func (s *stream) Next() bool {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+	if s.next >= s.n {
+		return false
+	}
+	s.scratch = s.scratch[:0]
+	for ; s.next < s.n && len(s.scratch) < s.batch; s.next++ {
+		s.scratch = append(s.scratch, At(s.d, s.next, s.n))
+	}
+	s.cur = Batch(s.sc, s.scratch)
+	return true
 }
 
 // Reader returns the orders as Arrow batches of at most batch rows, in the

@@ -1,0 +1,172 @@
+// Command icerun-bench measures icerun's partition replacement beside
+// iceberg-go's own Transaction.Overwrite with a partition filter, on the
+// same generated order rows, in the same run, and prints a table of
+// figures with ratios against the raw iceberg-go baseline.
+//
+// Each measurement runs in a child process of its own so that its peak
+// RSS (VmHWM) is its own.
+//
+//	go run ./cmd/icerun-bench [-rows 1000000,5000000] [-partitions 10,1500]
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/examples/orderdata"
+	"github.com/icerun/icerun/internal"
+	"github.com/icerun/icerun/table"
+)
+
+var day = time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
+
+func main() {
+	child := flag.String("child", "", "internal: run one measurement (mode:rows:partitions:writers)")
+	rowsFlag := flag.String("rows", "1000000,5000000", "partition sizes for the throughput runs")
+	partsFlag := flag.String("partitions", "10,1500", "table sizes (partitions) for the replace-one-partition runs")
+	flag.Parse()
+	if *child != "" {
+		if err := measure(*child); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	fmt.Printf("%-34s %10s %12s %10s %10s\n", "scenario", "seconds", "rows/s", "peak MB", "vs raw")
+	for _, n := range strings.Split(*rowsFlag, ",") {
+		base := run("raw:" + n + ":1:1")
+		report("raw iceberg-go Overwrite, "+n+" rows", base, base)
+		report("icerun, 1 writer, "+n+" rows", run("icerun:"+n+":1:1"), base)
+		report("icerun, 2 writers, "+n+" rows", run("icerun:"+n+":1:2"), base)
+	}
+	var raw0, ice0 result
+	for i, p := range strings.Split(*partsFlag, ",") {
+		raw, ice := run("raw:10000:"+p+":1"), run("icerun:10000:"+p+":1")
+		if i == 0 {
+			raw0, ice0 = raw, ice
+		}
+		report("raw, 1 of "+p+" partitions", raw, raw0)
+		report("icerun, 1 of "+p+" partitions", ice, ice0)
+	}
+	fmt.Println("vs raw: time ratio to the raw iceberg-go run of the same size (rows) or to the smallest table (partitions); lower is better")
+}
+
+type result struct {
+	secs   float64
+	rows   int64
+	peakMB float64
+}
+
+func report(name string, r, base result) {
+	fmt.Printf("%-34s %10.2f %12.0f %10.0f %9.2fx\n", name, r.secs, float64(r.rows)/r.secs, r.peakMB, r.secs/base.secs)
+}
+
+func run(spec string) result {
+	out, err := exec.Command(os.Args[0], "-child", spec).Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "icerun-bench: %s: %v\n", spec, err)
+		os.Exit(1)
+	}
+	var r result
+	fmt.Sscan(string(out), &r.secs, &r.rows, &r.peakMB)
+	return r
+}
+
+// measure prepares a table with parts partitions, then times replacing one
+// partition with rows rows, and prints seconds, rows and peak RSS in MB.
+func measure(spec string) error {
+	f := strings.Split(spec, ":")
+	mode := f[0]
+	rows, _ := strconv.Atoi(f[1])
+	parts, _ := strconv.Atoi(f[2])
+	writers, _ := strconv.Atoi(f[3])
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "icerun-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cat, err := internal.OpenSQLite(ctx, dir)
+	if err != nil {
+		return err
+	}
+	ident := icetable.Identifier{"bench", "fact_orders"}
+	if err := orderdata.CreateTable(ctx, cat, ident); err != nil {
+		return err
+	}
+	w, err := table.Open(ctx, cat, ident, table.WithParallelWrite(writers, int64(max(rows/writers, 1))))
+	if err != nil {
+		return err
+	}
+	if parts > 1 { // other partitions, 100 rows each, one snapshot
+		var all []orderdata.Order
+		for p := 1; p <= parts; p++ {
+			all = append(all, orderdata.Day(day.AddDate(0, 0, -p), 100)...)
+		}
+		rdr := orderdata.Reader(all, 8192)
+		if _, err := w.ReplacePartitions(ctx, rdr); err != nil {
+			return err
+		}
+		rdr.Release()
+	}
+	rdr := orderdata.Stream(day, rows, 8192)
+	defer rdr.Release()
+	start := time.Now()
+	switch mode {
+	case "icerun":
+		key, err := w.Key("event_date=" + day.Format(time.DateOnly))
+		if err != nil {
+			return err
+		}
+		if _, err := w.ReplacePartition(ctx, key, rdr); err != nil {
+			return err
+		}
+	case "raw":
+		if err := rawOverwrite(ctx, w.Table(), rdr); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown mode %q", mode)
+	}
+	fmt.Println(time.Since(start).Seconds(), rows, peakRSSMB())
+	return nil
+}
+
+// rawOverwrite is the baseline: iceberg-go's own overwrite of the
+// partition, by a filter on the partition column.
+func rawOverwrite(ctx context.Context, tbl *icetable.Table, rdr array.RecordReader) error {
+	filter := iceberg.EqualTo(iceberg.Reference("event_date"), iceberg.Date(int32(day.Unix()/86400)))
+	txn := tbl.NewTransaction()
+	if err := txn.Overwrite(ctx, rdr, nil, icetable.WithOverwriteFilter(filter)); err != nil {
+		return err
+	}
+	_, err := txn.Commit(ctx)
+	return err
+}
+
+func peakRSSMB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
