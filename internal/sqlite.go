@@ -30,11 +30,11 @@ func OpenSQLite(ctx context.Context, dir string) (catalog.Catalog, error) {
 	dsn := "file:" + filepath.Join(abs, "catalog.db") +
 		"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	return catalog.Load(ctx, CatalogName, iceberg.Properties{
-		"type":               "sql",
-		"uri":                dsn,
-		sqlcat.DialectKey:    string(sqlcat.SQLite),
-		sqlcat.DriverKey:     sqliteshim.ShimName,
-		"warehouse":          "file://" + abs,
+		"type":                "sql",
+		"uri":                 dsn,
+		sqlcat.DialectKey:     string(sqlcat.SQLite),
+		sqlcat.DriverKey:      sqliteshim.ShimName,
+		"warehouse":           "file://" + abs,
 		"init_catalog_tables": "true",
 	})
 }

@@ -26,15 +26,15 @@ const (
 
 // field is one partition field compiled against the schema.
 type field struct {
-	name     string         // partition field name
-	id       int            // partition field id
-	sourceID int            // source column field id; 0 for a void field without source
-	source   string         // source column name, dotted; "" when none
-	srcType  iceberg.Type   // source column type; nil when none
-	tk       transformKind  // the transform
-	width    int            // bucket count or truncate width
-	vt       valueType      // type of the partition value (unused for void)
-	apply    func(any) any  // the transform on a source value in iceberg-go's Go form
+	name     string        // partition field name
+	id       int           // partition field id
+	sourceID int           // source column field id; 0 for a void field without source
+	source   string        // source column name, dotted; "" when none
+	srcType  iceberg.Type  // source column type; nil when none
+	tk       transformKind // the transform
+	width    int           // bucket count or truncate width
+	vt       valueType     // type of the partition value (unused for void)
+	apply    func(any) any // the transform on a source value in iceberg-go's Go form
 }
 
 func compileField(pf iceberg.PartitionField, sch *iceberg.Schema) (field, error) {

@@ -18,25 +18,25 @@ import (
 type kind uint8
 
 const (
-	kindBool           kind = iota + 1 // bool
-	kindInt                            // int32
-	kindLong                           // int64
-	kindFloat                          // float32
-	kindDouble                         // float64
-	kindDecimal                        // iceberg.Decimal
-	kindDate                           // iceberg.Date
-	kindTime                           // iceberg.Time
-	kindTimestamp                      // iceberg.Timestamp
-	kindTimestampTz                    // iceberg.Timestamp
-	kindTimestampNs                    // iceberg.TimestampNano
-	kindTimestampTzNs                  // iceberg.TimestampNano
-	kindString                         // string
-	kindUUID                           // uuid.UUID
-	kindFixed                          // []byte
-	kindBinary                         // []byte
-	kindYear                           // int32, years since 1970
-	kindMonth                          // int32, months since 1970-01
-	kindHour                           // int32, hours since the epoch
+	kindBool          kind = iota + 1 // bool
+	kindInt                           // int32
+	kindLong                          // int64
+	kindFloat                         // float32
+	kindDouble                        // float64
+	kindDecimal                       // iceberg.Decimal
+	kindDate                          // iceberg.Date
+	kindTime                          // iceberg.Time
+	kindTimestamp                     // iceberg.Timestamp
+	kindTimestampTz                   // iceberg.Timestamp
+	kindTimestampNs                   // iceberg.TimestampNano
+	kindTimestampTzNs                 // iceberg.TimestampNano
+	kindString                        // string
+	kindUUID                          // uuid.UUID
+	kindFixed                         // []byte
+	kindBinary                        // []byte
+	kindYear                          // int32, years since 1970
+	kindMonth                         // int32, months since 1970-01
+	kindHour                          // int32, hours since the epoch
 )
 
 var kindNames = [...]string{
@@ -51,9 +51,9 @@ func (k kind) String() string { return kindNames[k] }
 
 // valueType is a kind with its parameters.
 type valueType struct {
-	kind         kind
-	prec, scale  int // decimal
-	length       int // fixed
+	kind        kind
+	prec, scale int // decimal
+	length      int // fixed
 }
 
 // valueTypeOf maps an Iceberg primitive type to the type of its values.

@@ -432,6 +432,8 @@ func norm(a arrow.Array, i int) any {
 		return v
 	case *array.Float32:
 		return float64(a.Value(i))
+	case *array.Float64:
+		return a.Value(i)
 	case *array.Decimal128:
 		return a.Value(i).BigInt().String()
 	case *array.Decimal64:

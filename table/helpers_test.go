@@ -56,4 +56,3 @@ func replaceDay(t *testing.T, w *table.Writer, d time.Time, n int) commit.Result
 }
 
 func reader(orders []orderdata.Order) array.RecordReader { return orderdata.Reader(orders, 64) }
-

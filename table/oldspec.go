@@ -155,4 +155,3 @@ func (o *oldSpecs) remove(tbl *icetable.Table) error {
 	}
 	return errors.Join(errs...)
 }
-

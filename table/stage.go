@@ -38,6 +38,10 @@ type stager struct {
 	err   error
 }
 
+// rowGroupRows is the Parquet row-group row limit icerun writes with when
+// the table does not set write.parquet.row-group-limit.
+const rowGroupRows = 256 * 1024
+
 type stream struct {
 	id   uuid.UUID
 	ch   chan arrow.RecordBatch
@@ -78,8 +82,13 @@ func (s *stager) start() {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		files := icetable.WriteRecords(s.ctx, s.tbl, s.schema, drain(st.ch),
-			icetable.WithWriteUUID(st.id), icetable.WithRecordBatchBufferSize(2), icetable.WithMaxWriteWorkers(1))
+		opts := []icetable.WriteRecordOption{icetable.WithWriteUUID(st.id), icetable.WithRecordBatchBufferSize(2), icetable.WithMaxWriteWorkers(1)}
+		if _, set := s.tbl.Properties()[icetable.ParquetRowGroupLimitKey]; !set {
+			// Bound the rows an encoder buffers before flushing a row group,
+			// so memory does not grow with the partition.
+			opts = append(opts, icetable.WithParquetRowGroupLimit(rowGroupRows))
+		}
+		files := icetable.WriteRecords(s.ctx, s.tbl, s.schema, drain(st.ch), opts...)
 		for f, err := range files {
 			s.mu.Lock()
 			if err != nil && s.err == nil {
