@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -296,17 +297,18 @@ func TestApplySliced(t *testing.T) {
 		fld("addr", arrow.StructOf(req(fld("city", arrow.BinaryTypes.LargeString, 6))), 5),
 		fld("tags", arrow.LargeListOf(arrow.BinaryTypes.String), 8),
 		fld("ts", &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, 4),
+		fld("attrs", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), 10),
 	}, nil)
 	r, err := Resolve(in, orders, nil, IgnoreUnknown)
 	if err != nil {
 		t.Fatal(err)
 	}
 	full := batch(t, ctx, in, `[
-		{"id": 0, "addr": {"city": null}, "tags": ["x"], "ts": 5},
-		{"id": 1, "addr": null, "tags": ["a", "b"], "ts": 1000},
-		{"id": 2, "addr": {"city": "c"}, "tags": null, "ts": null},
-		{"id": 3, "addr": {"city": "d"}, "tags": [], "ts": 2000},
-		{"id": 4, "addr": {"city": null}, "tags": ["z"], "ts": 0}]`)
+		{"id": 0, "addr": {"city": null}, "tags": ["x"], "ts": 5, "attrs": [{"key": "p", "value": 0}]},
+		{"id": 1, "addr": null, "tags": ["a", "b"], "ts": 1000, "attrs": [{"key": "q", "value": 1}]},
+		{"id": 2, "addr": {"city": "c"}, "tags": null, "ts": null, "attrs": null},
+		{"id": 3, "addr": {"city": "d"}, "tags": [], "ts": 2000, "attrs": [{"key": "r", "value": null}, {"key": "s", "value": 3}]},
+		{"id": 4, "addr": {"city": null}, "tags": ["z"], "ts": 0, "attrs": []}]`)
 	defer full.Release()
 	rec := full.NewSlice(1, 4)
 	defer rec.Release()
@@ -316,9 +318,9 @@ func TestApplySliced(t *testing.T) {
 		t.Fatalf("Apply(slice 1:4) = %v", err)
 	}
 	defer out.Release()
-	want := `{"addr":null,"amount":null,"attrs":null,"id":1,"name":null,"tags":["a","b"],"ts":"1970-01-01T00:00:00.000001Z"}
+	want := `{"addr":null,"amount":null,"attrs":[{"key":"q","value":1}],"id":1,"name":null,"tags":["a","b"],"ts":"1970-01-01T00:00:00.000001Z"}
 {"addr":{"city":"c","zip":null},"amount":null,"attrs":null,"id":2,"name":null,"tags":null,"ts":null}
-{"addr":{"city":"d","zip":null},"amount":null,"attrs":null,"id":3,"name":null,"tags":[],"ts":"1970-01-01T00:00:00.000002Z"}`
+{"addr":{"city":"d","zip":null},"amount":null,"attrs":[{"key":"r","value":null},{"key":"s","value":3}],"id":3,"name":null,"tags":[],"ts":"1970-01-01T00:00:00.000002Z"}`
 	if got := rows(t, out); got != want {
 		t.Errorf("Apply(slice 1:4) =\n%s\nwant\n%s", got, want)
 	}
@@ -368,5 +370,35 @@ func TestApplyUUID(t *testing.T) {
 	}
 	if got, want := out.Column(1).(*array.Decimal128).Value(0), decimal128.FromI64(-42); got != want {
 		t.Errorf("Apply: d = %v, want %v", got, want)
+	}
+}
+
+// TestApplyConcurrent applies one Resolution from several goroutines; run
+// with -race.
+func TestApplyConcurrent(t *testing.T) {
+	ctx := checked(t)
+	in := arrow.NewSchema([]arrow.Field{fld("b", arrow.PrimitiveTypes.Int32, 2), fld("a", arrow.PrimitiveTypes.Int64, 1)}, nil)
+	r, err := Resolve(in, pair, nil, IgnoreUnknown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := batch(t, ctx, in, `[{"b": 2, "a": 1}]`)
+	defer rec.Release()
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			out, err := r.Apply(ctx, rec)
+			if err == nil {
+				out.Release()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Apply in goroutine %d = %v", i, err)
+		}
 	}
 }

@@ -103,51 +103,20 @@ func (r *resolver) field(tblPath, inPath string, in *arrow.Field, t iceberg.Nest
 		return n, nil
 	}
 
-	incompatible := func() error {
-		return fmt.Errorf("%w: column %q: input %s, table %s", ErrIncompatibleType, tblPath, in.Type, t.Type)
-	}
-
 	var err error
 	switch tt := t.Type.(type) {
 	case *iceberg.StructType:
 		st, ok := in.Type.(*arrow.StructType)
 		if !ok {
-			return n, incompatible()
+			return n, fmt.Errorf("%w: column %q: input %s, table %s", ErrIncompatibleType, tblPath, in.Type, t.Type)
 		}
 		n.op = opStruct
 		n.children, err = r.fields(tblPath, inPath, st.Fields(), tt.FieldList,
 			out.Type.(*arrow.StructType).Fields(), mapped)
 	case *iceberg.ListType:
-		var elem arrow.Field
-		switch lt := in.Type.(type) {
-		case *arrow.ListType:
-			n.op, elem = opList, lt.ElemField()
-		case *arrow.LargeListType:
-			n.op, elem = opLargeList, lt.ElemField()
-		default:
-			return n, incompatible()
-		}
-		var c node
-		c, err = r.child(tblPath, inPath, "element", elem, tt.ElementField(),
-			out.Type.(*arrow.ListType).ElemField(), mapped)
-		n.children = []node{c}
+		n.op, n.children, err = r.list(tblPath, inPath, in.Type, tt, out.Type.(*arrow.ListType), mapped)
 	case *iceberg.MapType:
-		mt, ok := in.Type.(*arrow.MapType)
-		if !ok {
-			return n, incompatible()
-		}
-		outMap := out.Type.(*arrow.MapType)
-		n.op = opMap
-		entries := node{path: tblPath, out: outMap.Elem(), op: opStruct, children: make([]node, 2)}
-		entries.children[0], err = r.child(tblPath, inPath, "key", mt.KeyField(), tt.KeyField(),
-			outMap.KeyField(), mapped)
-		if err == nil {
-			entries.children[1], err = r.child(tblPath, inPath, "value", mt.ItemField(), tt.ValueField(),
-				outMap.ItemField(), mapped)
-		}
-		entries.children[0].src, entries.children[1].src = 0, 1
-		entries.check = entries.children[0].check || entries.children[1].check
-		n.children = []node{entries}
+		n.op, n.children, err = r.mapType(tblPath, inPath, in.Type, tt, out.Type.(*arrow.MapType), mapped)
 	default:
 		n.op, err = leaf(in.Type, t.Type, out.Type)
 		if err != nil {
@@ -164,6 +133,47 @@ func (r *resolver) field(tblPath, inPath string, in *arrow.Field, t iceberg.Nest
 		n.check = n.check || c.check
 	}
 	return n, nil
+}
+
+// list resolves a list's element.
+func (r *resolver) list(tblPath, inPath string, in arrow.DataType, t *iceberg.ListType,
+	out *arrow.ListType, mapped []iceberg.MappedField,
+) (op, []node, error) {
+	var o op
+	var elem arrow.Field
+	switch lt := in.(type) {
+	case *arrow.ListType:
+		o, elem = opList, lt.ElemField()
+	case *arrow.LargeListType:
+		o, elem = opLargeList, lt.ElemField()
+	default:
+		return 0, nil, fmt.Errorf("%w: column %q: input %s, table %s", ErrIncompatibleType, tblPath, in, t)
+	}
+	c, err := r.child(tblPath, inPath, "element", elem, t.ElementField(), out.ElemField(), mapped)
+	return o, []node{c}, err
+}
+
+// mapType resolves a map's key and value, as the two children of its
+// entries struct.
+func (r *resolver) mapType(tblPath, inPath string, in arrow.DataType, t *iceberg.MapType,
+	out *arrow.MapType, mapped []iceberg.MappedField,
+) (op, []node, error) {
+	mt, ok := in.(*arrow.MapType)
+	if !ok {
+		return 0, nil, fmt.Errorf("%w: column %q: input %s, table %s", ErrIncompatibleType, tblPath, in, t)
+	}
+	key, err := r.child(tblPath, inPath, "key", mt.KeyField(), t.KeyField(), out.KeyField(), mapped)
+	if err != nil {
+		return 0, nil, err
+	}
+	val, err := r.child(tblPath, inPath, "value", mt.ItemField(), t.ValueField(), out.ItemField(), mapped)
+	if err != nil {
+		return 0, nil, err
+	}
+	key.src, val.src = 0, 1
+	entries := node{path: tblPath, out: out.Elem(), op: opStruct, src: 0,
+		check: key.check || val.check, children: []node{key, val}}
+	return opMap, []node{entries}, nil
 }
 
 // child resolves the element of a list, or the key or value of a map. There
