@@ -38,6 +38,17 @@ type Request struct {
 	Token     string // unique per call; recorded as SummaryCommitToken
 	Policy    Policy
 	OldSpec   OldSpecFunc // decides older-spec files; nil fails when there are any
+	// Verify, when set, is called on every attempt after planning and
+	// before anything is committed, with the current-spec data files each
+	// replaced partition holds in tbl. A non-nil error stops the loop and
+	// is returned wrapped with Op: nothing is committed. Copy-on-write
+	// callers (table.Writer.Upsert) use it to detect that a partition
+	// changed since they read it, and re-merge.
+	Verify func(tbl *icetable.Table, files map[partition.Key][]iceberg.DataFile) error
+	// TableProperties, when set, returns table properties to set in the
+	// same commit, computed from each attempt's table state (icerun keeps
+	// the name mapping up to date this way). An empty result sets nothing.
+	TableProperties func(md icetable.Metadata) (iceberg.Properties, error)
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
@@ -125,6 +136,11 @@ func (req *Request) attempt(ctx context.Context, tbl *icetable.Table, keys map[p
 	if err != nil {
 		return 0, noRetry(err)
 	}
+	if req.Verify != nil {
+		if err := req.Verify(tbl, p.current); err != nil {
+			return 0, noRetry(err)
+		}
+	}
 	var del, add []iceberg.DataFile
 	for _, f := range p.old {
 		d, ok := decided[f.FilePath()]
@@ -166,6 +182,17 @@ func (req *Request) attempt(ctx context.Context, tbl *icetable.Table, keys map[p
 		res.DeletedRows -= f.Count()
 	}
 	txn := tbl.NewTransaction()
+	if req.TableProperties != nil {
+		props, err := req.TableProperties(tbl.Metadata())
+		if err != nil {
+			return 0, noRetry(err)
+		}
+		if len(props) > 0 {
+			if err := txn.SetProperties(props); err != nil {
+				return 0, noRetry(err)
+			}
+		}
+	}
 	if err := txn.ReplaceDataFilesWithDataFiles(ctx, del, add, req.summary(fps, files)); err != nil {
 		return 0, noRetry(err)
 	}

@@ -21,6 +21,7 @@ type config struct {
 	unknown     schema.UnknownPolicy
 	splitRows   int64
 	maxWriters  int
+	contract    *schema.Contract
 }
 
 // Defaults of the options.

@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
 	"github.com/icerun/icerun/commit"
@@ -67,11 +69,21 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
+	target := ""
+	if key != nil {
+		target = key.String()
+	}
+	var contract *schema.ContractCheck
+	if w.cfg.contract != nil {
+		if contract, err = w.cfg.contract.Check(rows.Schema()); err != nil {
+			return commit.Result{}, w.quarantine(ctx, op, target, nil, rows, err)
+		}
+	}
 	res, err := schema.Resolve(rows.Schema(), tbl.Schema(), tbl.NameMapping(), w.cfg.unknown)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	in := &input{spec: spec, res: res, sums: make(map[partition.Key]*fingerprint.Sum)}
+	in := &input{spec: spec, res: res, contract: contract, sums: make(map[partition.Key]*fingerprint.Sum)}
 	if key != nil {
 		if in.matcher, err = spec.Matcher(*key, res.Schema()); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -81,6 +93,14 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 
 	st := newStager(ctx, tbl, res.Schema(), w.cfg)
 	if err := in.stream(ctx, rows, st); err != nil {
+		var v *violation
+		if errors.As(err, &v) {
+			defer v.batch.Release()
+			if rmErr := st.abort(err); rmErr != nil {
+				return commit.Result{}, errors.Join(w.quarantine(ctx, op, target, v.batch, rows, v.err), rmErr)
+			}
+			return commit.Result{}, w.quarantine(ctx, op, target, v.batch, rows, v.err)
+		}
 		return commit.Result{}, w.fail(op, st, err)
 	}
 	files, err := st.finish()
@@ -101,16 +121,17 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 
 	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
 	result, err := commit.Replace(ctx, w.cat, commit.Request{
-		Op:        op,
-		Ident:     w.ident,
-		TableUUID: tbl.Metadata().TableUUID().String(),
-		Spec:      spec,
-		SchemaID:  tbl.Schema().ID,
-		Parts:     parts,
-		Lineage:   commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
-		Token:     uuid.NewString(),
-		Policy:    w.cfg.policy,
-		OldSpec:   old.decide,
+		Op:              op,
+		Ident:           w.ident,
+		TableUUID:       tbl.Metadata().TableUUID().String(),
+		Spec:            spec,
+		SchemaID:        tbl.Schema().ID,
+		Parts:           parts,
+		Lineage:         commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
+		Token:           uuid.NewString(),
+		Policy:          w.cfg.policy,
+		OldSpec:         old.decide,
+		TableProperties: mappingUpdate,
 	})
 	result.Ignored = res.Ignored()
 	if err != nil {
@@ -142,11 +163,12 @@ func (w *Writer) fail(op string, st *stager, err error) error {
 // input streams rows into a stager, resolving, checking and fingerprinting
 // every batch.
 type input struct {
-	spec    *partition.Spec
-	res     *schema.Resolution
-	matcher *partition.Matcher // static replace only
-	sums    map[partition.Key]*fingerprint.Sum
-	hashes  []uint64
+	spec     *partition.Spec
+	res      *schema.Resolution
+	contract *schema.ContractCheck // nil without a contract
+	matcher  *partition.Matcher    // static replace only
+	sums     map[partition.Key]*fingerprint.Sum
+	hashes   []uint64
 }
 
 func (in *input) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
@@ -154,7 +176,14 @@ func (in *input) stream(ctx context.Context, rows array.RecordReader, st *stager
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		out, err := in.res.Apply(ctx, rows.RecordBatch())
+		rec := rows.RecordBatch()
+		if in.contract != nil {
+			if err := in.contract.CheckBatch(ctx, rec); err != nil {
+				rec.Retain()
+				return &violation{batch: rec, err: err}
+			}
+		}
+		out, err := in.res.Apply(ctx, rec)
 		if err != nil {
 			return err
 		}
@@ -221,4 +250,28 @@ func (in *input) parts(files []iceberg.DataFile) ([]commit.Part, error) {
 	}
 	slices.SortFunc(parts, func(a, b commit.Part) int { return strings.Compare(a.Key.String(), b.Key.String()) })
 	return parts, nil
+}
+
+// violation is a batch that broke the writer's contract.
+type violation struct {
+	batch arrow.RecordBatch // retained
+	err   error
+}
+
+func (v *violation) Error() string { return v.err.Error() }
+func (v *violation) Unwrap() error { return v.err }
+
+// mappingUpdate keeps the table's name mapping current: every column is
+// found under its current name and every name it had before, so a
+// producer that still sends an old name keeps resolving after a rename.
+func mappingUpdate(md icetable.Metadata) (iceberg.Properties, error) {
+	nm, changed := schema.MergeMapping(md.NameMapping(), md.CurrentSchema())
+	if !changed {
+		return nil, nil
+	}
+	b, err := json.Marshal(nm)
+	if err != nil {
+		return nil, err
+	}
+	return iceberg.Properties{icetable.DefaultNameMappingKey: string(b)}, nil
 }
