@@ -48,6 +48,9 @@ func fieldID(f arrow.Field) (int, bool, error) {
 	if err != nil {
 		return 0, false, fmt.Errorf("invalid %s %q", table.ArrowParquetFieldIDKey, s)
 	}
+	if id < 0 { // Parquet files written without field IDs read back as -1
+		return 0, false, nil
+	}
 	return id, true, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,7 +82,7 @@ func (w *Writer) quarantine(ctx context.Context, op, target string, first arrow.
 			return errors.Join(reason, err)
 		}
 	}
-	ident := append(catalog.NamespaceFromIdent(w.ident), catalog.TableNameFromIdent(w.ident)+QuarantineSuffix)
+	ident := append(slices.Clone(catalog.NamespaceFromIdent(w.ident)), catalog.TableNameFromIdent(w.ident)+QuarantineSuffix)
 	inputID := q.sum.String()
 	if err := w.writeQuarantine(ctx, ident, inputID, target, &q, reason); err != nil {
 		return fmt.Errorf("%s: %w: %w (and writing the quarantine table %s failed: %v)", op, ErrQuarantined, reason, strings.Join(ident, "."), err)
