@@ -75,6 +75,9 @@ func hasDeletes(t icetable.FileScanTask) bool {
 // replacement that cannot be done (row-level deletes in the partition)
 // fails before any data file is written.
 func Precheck(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys []partition.Key) error {
+	if s := tbl.CurrentSnapshot(); s == nil || (s.Summary != nil && s.Summary.Properties["total-delete-files"] == "0") {
+		return nil // no row-level delete file anywhere: nothing to refuse
+	}
 	set := make(map[partition.Key]bool, len(keys))
 	for _, k := range keys {
 		set[k] = true

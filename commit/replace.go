@@ -49,6 +49,9 @@ type Request struct {
 	// same commit, computed from each attempt's table state (icerun keeps
 	// the name mapping up to date this way). An empty result sets nothing.
 	TableProperties func(md icetable.Metadata) (iceberg.Properties, error)
+	// Committed, when set, is called with the table state the commit
+	// produced (not after an Unchanged result or an outcome found by token).
+	Committed func(tbl *icetable.Table)
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
@@ -199,6 +202,9 @@ func (req *Request) attempt(ctx context.Context, tbl *icetable.Table, keys map[p
 	committed, err := txn.Commit(ctx)
 	if err != nil {
 		return 0, err
+	}
+	if req.Committed != nil {
+		req.Committed(committed)
 	}
 	return committed.CurrentSnapshot().SnapshotID, nil
 }

@@ -132,6 +132,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		Policy:          w.cfg.policy,
 		OldSpec:         old.decide,
 		TableProperties: mappingUpdate,
+		Committed:       w.setTable,
 	})
 	result.Ignored = res.Ignored()
 	if err != nil {
@@ -145,9 +146,6 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		if err := st.remove(files); err != nil {
 			return result, fmt.Errorf("%s: unchanged, but removing the new files failed: %w", op, err)
 		}
-	}
-	if _, err := w.refresh(context.WithoutCancel(ctx)); err != nil {
-		return result, nil // committed; the cached state is only a hint
 	}
 	return result, nil
 }
