@@ -196,7 +196,17 @@ func (req *Request) attempt(ctx context.Context, tbl *icetable.Table, keys map[p
 			}
 		}
 	}
-	if err := txn.ReplaceDataFilesWithDataFiles(ctx, del, add, req.summary(fps, files)); err != nil {
+	if len(del) == 0 {
+		// Nothing to delete: a plain add. The new files have fresh UUID
+		// names, so iceberg-go's duplicate check (a read of every manifest
+		// of the table) can never fire and is skipped.
+		err = txn.AddDataFiles(ctx, add, req.summary(fps, files), icetable.WithoutDuplicateCheck())
+	} else {
+		// iceberg-go reads every data file entry of the snapshot here to
+		// validate the delete list: O(table), a limit of its public API.
+		err = txn.ReplaceDataFilesWithDataFiles(ctx, del, add, req.summary(fps, files))
+	}
+	if err != nil {
 		return 0, noRetry(err)
 	}
 	committed, err := txn.Commit(ctx)

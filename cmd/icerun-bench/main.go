@@ -35,7 +35,7 @@ import (
 var day = time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
 
 func main() {
-	child := flag.String("child", "", "internal: run one measurement (mode:rows:partitions:writers)")
+	child := flag.String("child", "", "internal: run one measurement (mode:rows:partitions:writers[:partitions per setup commit])")
 	rowsFlag := flag.String("rows", "1000000,5000000", "partition sizes for the throughput runs")
 	partsFlag := flag.String("partitions", "10,1500", "table sizes (partitions) for the replace-one-partition runs")
 	flag.Parse()
@@ -99,6 +99,10 @@ func measure(spec string) error {
 	rows, _ := strconv.Atoi(f[1])
 	parts, _ := strconv.Atoi(f[2])
 	writers, _ := strconv.Atoi(f[3])
+	perCommit := 100000
+	if len(f) > 4 {
+		perCommit, _ = strconv.Atoi(f[4])
+	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "icerun-bench-")
 	if err != nil {
@@ -117,9 +121,12 @@ func measure(spec string) error {
 	if err != nil {
 		return err
 	}
-	if parts > 1 { // other partitions, 100 rows each, one snapshot
+	// The table's partitions (the replaced one included), 100 rows each,
+	// loaded perCommit partitions a commit (a daily load is 1: one
+	// manifest per partition).
+	for lo := 0; lo < parts; lo += perCommit {
 		var all []orderdata.Order
-		for p := 1; p <= parts; p++ {
+		for p := lo; p < min(lo+perCommit, parts); p++ {
 			all = append(all, orderdata.Day(day.AddDate(0, 0, -p), 100)...)
 		}
 		rdr := orderdata.Reader(all, 8192)
