@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,7 +47,7 @@ func main() {
 		}
 		return
 	}
-	fmt.Printf("%-34s %10s %12s %10s %10s\n", "scenario", "seconds", "rows/s", "peak MB", "vs raw")
+	fmt.Printf("%-40s %8s %8s %12s %8s %8s\n", "scenario", "wall s", "cpu s", "rows/s", "peak MB", "vs raw")
 	for _, n := range strings.Split(*rowsFlag, ",") {
 		base := run("raw:" + n + ":1:1")
 		report("raw iceberg-go Overwrite, "+n+" rows", base, base)
@@ -62,17 +63,19 @@ func main() {
 		report("raw, 1 of "+p+" partitions", raw, raw0)
 		report("icerun, 1 of "+p+" partitions", ice, ice0)
 	}
-	fmt.Println("vs raw: time ratio to the raw iceberg-go run of the same size (rows) or to the smallest table (partitions); lower is better")
+	fmt.Println("vs raw: wall-time ratio to the raw iceberg-go run of the same size (rows) or to the smallest table (partitions); lower is better.")
+	fmt.Println("cpu s: user+system CPU of the measured call (input generation included); steadier than wall time on a shared machine.")
 }
 
 type result struct {
-	secs   float64
+	secs   float64 // wall time of the measured call
+	cpu    float64 // user+system CPU seconds of the measured call
 	rows   int64
 	peakMB float64
 }
 
 func report(name string, r, base result) {
-	fmt.Printf("%-34s %10.2f %12.0f %10.0f %9.2fx\n", name, r.secs, float64(r.rows)/r.secs, r.peakMB, r.secs/base.secs)
+	fmt.Printf("%-40s %8.2f %8.2f %12.0f %8.0f %7.2fx\n", name, r.secs, r.cpu, float64(r.rows)/r.secs, r.peakMB, r.secs/base.secs)
 }
 
 // run measures spec three times, each in a fresh process, and returns the
@@ -80,12 +83,13 @@ func report(name string, r, base result) {
 func run(spec string) result {
 	rs := make([]result, 3)
 	for i := range rs {
-		out, err := exec.Command(os.Args[0], "-child", spec).Output()
+		cmd := exec.Command(os.Args[0], "-child", spec)
+		out, err := cmd.Output()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "icerun-bench: %s: %v\n", spec, err)
 			os.Exit(1)
 		}
-		fmt.Sscan(string(out), &rs[i].secs, &rs[i].rows, &rs[i].peakMB)
+		fmt.Sscan(string(out), &rs[i].secs, &rs[i].rows, &rs[i].peakMB, &rs[i].cpu)
 	}
 	slices.SortFunc(rs, func(a, b result) int { return cmp.Compare(a.secs, b.secs) })
 	return rs[1]
@@ -148,7 +152,7 @@ func measure(spec string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuSeconds()
 	switch mode {
 	case "icerun":
 		key, err := w.Key("event_date=" + day.Format(time.DateOnly))
@@ -165,7 +169,7 @@ func measure(spec string) error {
 	default:
 		return fmt.Errorf("unknown mode %q", mode)
 	}
-	fmt.Println(time.Since(start).Seconds(), rows, peakRSSMB())
+	fmt.Println(time.Since(start).Seconds(), rows, peakRSSMB(), cpuSeconds()-cpu0)
 	return nil
 }
 
@@ -179,6 +183,15 @@ func rawOverwrite(ctx context.Context, tbl *icetable.Table, rdr array.RecordRead
 	}
 	_, err := txn.Commit(ctx)
 	return err
+}
+
+// cpuSeconds is the user+system CPU time of this process so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 func peakRSSMB() float64 {

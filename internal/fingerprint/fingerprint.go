@@ -118,13 +118,13 @@ func hashColumn(h []uint64, col arrow.Array) {
 			}
 		}
 	case *array.String:
-		hashBytes(h, a, func(i int) []byte { return []byte(a.Value(i)) })
+		hashOffsets(h, a, a.ValueBytes(), a.ValueOffsets())
 	case *array.LargeString:
-		hashBytes(h, a, func(i int) []byte { return []byte(a.Value(i)) })
+		hashOffsets(h, a, a.ValueBytes(), a.ValueOffsets())
 	case *array.Binary:
-		hashBytes(h, a, a.Value)
+		hashOffsets(h, a, a.ValueBytes(), a.ValueOffsets())
 	case *array.LargeBinary:
-		hashBytes(h, a, a.Value)
+		hashOffsets(h, a, a.ValueBytes(), a.ValueOffsets())
 	case *array.FixedSizeBinary:
 		hashBytes(h, a, a.Value)
 	default:
@@ -150,22 +150,39 @@ func hashInts[T any](h []uint64, a arrow.Array, vals []T, bits func(T) uint64) {
 	}
 }
 
-func hashBytes(h []uint64, a arrow.Array, val func(int) []byte) {
-	var lb [8]byte
+// hashOffsets hashes variable-width values straight from the array's
+// data and offsets buffers, without a copy per value.
+func hashOffsets[O int32 | int64](h []uint64, a arrow.Array, data []byte, offs []O) {
 	for i := range h {
 		if a.IsNull(i) {
 			step(h, i, nullH)
 			continue
 		}
-		v := val(i)
-		x := uint64(offset)
-		for _, c := range v {
-			x = (x ^ uint64(c)) * prime
-		}
-		binary.LittleEndian.PutUint64(lb[:], uint64(len(v)))
-		for _, c := range lb {
-			x = (x ^ uint64(c)) * prime
-		}
-		step(h, i, mix(x))
+		step(h, i, bytesHash(data[offs[i]:offs[i+1]]))
 	}
+}
+
+func hashBytes(h []uint64, a arrow.Array, val func(int) []byte) {
+	for i := range h {
+		if a.IsNull(i) {
+			step(h, i, nullH)
+			continue
+		}
+		step(h, i, bytesHash(val(i)))
+	}
+}
+
+// bytesHash hashes v eight bytes at a time; its length is mixed in, so
+// values that differ only by trailing zero bytes differ.
+func bytesHash(v []byte) uint64 {
+	x := uint64(offset) ^ uint64(len(v))*prime
+	for len(v) >= 8 {
+		x = mix(x ^ binary.LittleEndian.Uint64(v))
+		v = v[8:]
+	}
+	var tail uint64
+	for i, c := range v {
+		tail |= uint64(c) << (8 * i)
+	}
+	return mix(x ^ tail ^ 0xa0761d6478bd642f)
 }

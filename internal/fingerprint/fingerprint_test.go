@@ -53,3 +53,30 @@ func TestSumDetectsChanges(t *testing.T) {
 		t.Error("null and empty string must differ")
 	}
 }
+
+func TestBytesHashDistinguishesLengthAndPadding(t *testing.T) {
+	vals := [][]byte{nil, {0}, {0, 0}, []byte("a"), []byte("a\x00"), []byte("abcdefgh"), []byte("abcdefgh\x00"), []byte("abcdefghi")}
+	seen := map[uint64]string{}
+	for _, v := range vals {
+		h := bytesHash(v)
+		if prev, ok := seen[h]; ok {
+			t.Errorf("bytesHash(%q) = bytesHash(%q)", v, prev)
+		}
+		seen[h] = string(v)
+	}
+}
+
+func BenchmarkSumAdd(b *testing.B) {
+	ids := make([]int64, 8192)
+	names := make([]string, 8192)
+	for i := range ids {
+		ids[i], names[i] = int64(i), []string{"EUR", "USD", "GBP"}[i%3]
+	}
+	rec := batch(ids, names, nil)
+	defer rec.Release()
+	var s Sum
+	for b.Loop() {
+		s.Add(rec)
+	}
+	b.ReportMetric(float64(8192*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
