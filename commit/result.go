@@ -19,6 +19,31 @@ type Result struct {
 	// Ignored lists input fields that matched no table column and were
 	// ignored (schema.IgnoreUnknown).
 	Ignored []string
+
+	// The fields below are set by a window replace (table's
+	// Writer.ReplaceWindow) and are zero otherwise.
+
+	// PerPartition has one entry per partition of the window, sorted by key.
+	PerPartition []PartitionResult
+	// LateRows counts the input rows whose partition is outside the
+	// window, dropped or routed to LateTable.
+	LateRows int64
+	// LateByPartition splits LateRows by the canonical key of the partition
+	// the rows belong to.
+	LateByPartition map[string]int64
+	// LateTable is the side table the late rows were written to, "" when
+	// they were not routed.
+	LateTable string
+}
+
+// PartitionResult is what a window replace did to one partition.
+type PartitionResult struct {
+	Key          string // canonical key
+	AddedFiles   int
+	DeletedFiles int
+	AddedRows    int64
+	DeletedRows  int64
+	Unchanged    bool // it already held exactly this input from this code: not touched
 }
 
 var (

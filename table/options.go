@@ -21,6 +21,7 @@ type config struct {
 	unknown     schema.UnknownPolicy
 	splitRows   int64
 	maxWriters  int
+	upsertOrder string // options_upsert.go
 	contract    *schema.Contract
 }
 

@@ -68,6 +68,9 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		if err := commit.Precheck(ctx, tbl, spec, []partition.Key{*key}); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
+		if err := checkPathSafe(spec, *key); err != nil {
+			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		}
 	}
 	target := ""
 	if key != nil {
@@ -120,6 +123,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	}
 
 	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
+	w.commitMu.Lock()
 	result, err := commit.Replace(ctx, w.cat, commit.Request{
 		Op:              op,
 		Ident:           w.ident,
@@ -134,6 +138,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		TableProperties: mappingUpdate,
 		Committed:       w.setTable,
 	})
+	w.commitMu.Unlock()
 	result.Ignored = res.Ignored()
 	if err != nil {
 		var unknown *commit.UnknownOutcomeError
@@ -219,6 +224,9 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 	sums := make([]*fingerprint.Sum, len(keys))
 	for i, k := range keys {
 		if in.sums[k] == nil {
+			if err := checkPathSafe(in.spec, k); err != nil {
+				return err
+			}
 			in.sums[k] = new(fingerprint.Sum)
 		}
 		sums[i] = in.sums[k]

@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"iter"
 	"strings"
@@ -127,8 +128,26 @@ func (s *stager) finish() ([]iceberg.DataFile, error) {
 		}
 		s.wg.Wait()
 		s.cancel(nil)
+		if s.err == nil {
+			s.err = s.checkRows()
+		}
 	}
 	return s.files, s.err
+}
+
+// checkRows fails when the files written hold fewer rows than were added:
+// iceberg-go v0.7.0 can drop the batches of a file whose creation failed
+// without reporting the error (the failed partition writer leaves the
+// writer set before its error is read). Found by the reruntest kit.
+func (s *stager) checkRows() error {
+	var n int64
+	for _, f := range s.files {
+		n += f.Count()
+	}
+	if n != s.rows {
+		return fmt.Errorf("table: the data files written hold %d rows, %d were given: a file write failed", n, s.rows)
+	}
+	return nil
 }
 
 // abort stops the writers and removes every file they wrote, including

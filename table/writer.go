@@ -24,6 +24,13 @@ type Writer struct {
 
 	mu  sync.Mutex
 	tbl *icetable.Table
+
+	// commitMu serialises this writer's commit loops: concurrent calls on
+	// one writer write their data files in parallel, then commit one at a
+	// time, instead of conflicting with each other in the catalog (each
+	// conflict costs a backoff and, on the SQL catalog, an orphaned
+	// metadata.json).
+	commitMu sync.Mutex
 }
 
 // ErrNilInput is returned for a nil row reader.
@@ -58,12 +65,19 @@ func (w *Writer) Table() *icetable.Table {
 // RunID is the run id recorded in the snapshots this writer makes.
 func (w *Writer) RunID() string { return w.cfg.runID }
 
+// CodeVersion is the code version recorded in the snapshots this writer makes.
+func (w *Writer) CodeVersion() string { return w.cfg.codeVersion }
+
 // Key parses a partition key such as "event_date=2026-07-14" (several
 // fields joined by "/") against the table's current partition spec.
 func (w *Writer) Key(s string) (partition.Key, error) {
 	tbl := w.Table()
 	return partition.ParseKey(tbl.Spec(), tbl.Schema(), s)
 }
+
+// Refresh loads the table from the catalog, remembers it as [Writer.Table]
+// and returns it.
+func (w *Writer) Refresh(ctx context.Context) (*icetable.Table, error) { return w.refresh(ctx) }
 
 // refresh loads the table from the catalog and remembers it.
 func (w *Writer) refresh(ctx context.Context) (*icetable.Table, error) {

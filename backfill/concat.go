@@ -1,0 +1,88 @@
+package backfill
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/icerun/icerun/partition"
+)
+
+// concat reads the rows of the jobs of several keys, one after the other,
+// calling each job when the previous reader is exhausted. It counts the
+// rows. Not safe for concurrent use.
+type concat struct {
+	ctx  context.Context
+	job  Job
+	keys []partition.Key
+	next int
+	cur  array.RecordReader
+	sc   *arrow.Schema
+	rows int64
+	err  error
+}
+
+// open calls the first job, so that Schema is known.
+func (c *concat) open() error {
+	if err := c.advance(); err != nil {
+		return err
+	}
+	c.sc = c.cur.Schema()
+	return nil
+}
+
+func (c *concat) advance() error {
+	if c.cur != nil {
+		c.cur.Release()
+		c.cur = nil
+	}
+	k := c.keys[c.next]
+	c.next++
+	rdr, err := c.job(c.ctx, k)
+	if err == nil && rdr == nil {
+		err = fmt.Errorf("nil reader")
+	}
+	if err != nil {
+		return fmt.Errorf("backfill: job %s: %w", k, err)
+	}
+	if c.sc != nil && !c.sc.Equal(rdr.Schema()) {
+		rdr.Release()
+		return fmt.Errorf("backfill: job %s: schema differs from the job of %s", k, c.keys[0])
+	}
+	c.cur = rdr
+	return nil
+}
+
+func (c *concat) Retain()                        {}
+func (c *concat) Schema() *arrow.Schema          { return c.sc }
+func (c *concat) Record() arrow.RecordBatch      { return c.cur.RecordBatch() }
+func (c *concat) RecordBatch() arrow.RecordBatch { return c.cur.RecordBatch() }
+func (c *concat) Err() error                     { return c.err }
+
+func (c *concat) Next() bool {
+	for c.err == nil {
+		if c.cur.Next() {
+			c.rows += c.cur.RecordBatch().NumRows()
+			return true
+		}
+		if err := c.cur.Err(); err != nil {
+			c.err = fmt.Errorf("backfill: job %s: %w", c.keys[c.next-1], err)
+			return false
+		}
+		if c.next == len(c.keys) {
+			return false
+		}
+		c.err = c.advance()
+	}
+	return false
+}
+
+// Release releases the current job's reader.
+func (c *concat) Release() {
+	if c.cur != nil {
+		c.cur.Release()
+		c.cur = nil
+	}
+}

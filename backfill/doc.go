@@ -1,0 +1,46 @@
+// Package backfill runs a partition job over many keys: the backfill is a
+// loop, and the daily run is the special case of one key.
+//
+// # Basics
+//
+// A [Job] returns the rows of one partition key. It must be a function of
+// the key and of immutable inputs: the key is its only parameter, and the
+// runner passes it; a job that reads the clock would make every key of a
+// 400-day backfill produce today's answer. [Run] calls the job for every
+// key and replaces the key's partition with its rows through a
+// table.Writer, each key (or each group of keys, [WithKeysPerSnapshot]) an
+// atomic, idempotent replace:
+//
+//	keys, _ := spec.Range(first, last)              // partition.Spec.Range: no clock
+//	rep, err := backfill.Run(ctx, w, keys, job,
+//		backfill.WithWorkers(4),
+//		backfill.WithOrder(backfill.Reverse),
+//		backfill.WithProgress(func(p backfill.Progress) { ... }))
+//
+// The keys may run in any order and with any number of workers: the
+// table ends byte-identical. A failed group is retried a bounded number of
+// times, then the run stops or continues. A run is resumable: it skips
+// the keys whose latest write was made by the same code version, read from
+// the lineage in the snapshot summaries (table.LastWrites), so a run
+// interrupted midway and started again does only what is left.
+//
+// # Metadata hygiene
+//
+// Each commit adds a manifest, a snapshot and a metadata.json. [Hygiene]
+// sets the table properties that merge manifests on append, merges them
+// during and after the run (iceberg-go's RewriteManifests: overwrites do
+// not merge), has iceberg-go delete old metadata.json files
+// (write.metadata.delete-after-commit.enabled and
+// write.metadata.previous-versions-max) and can expire snapshots after the
+// run. [Report] has the [Stats] before and after.
+//
+// # Caveats
+//
+//   - Skipping trusts the lineage: a partition rewritten since by another
+//     engine without icerun's summary properties still counts as done.
+//   - Expiring snapshots removes their lineage; keys whose only record was
+//     in an expired snapshot run again on the next SkipDone run (an
+//     idempotent, unchanged replace when nothing changed).
+//   - Run is safe to call concurrently on different writers; one Run's
+//     callbacks are serialised.
+package backfill

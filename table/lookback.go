@@ -1,0 +1,546 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
+)
+
+// LatePolicy says what [Writer.ReplaceWindow] does with input rows whose
+// partition is outside the window.
+type LatePolicy int
+
+const (
+	// RejectLate fails the call with [ErrLateRows]; nothing is committed.
+	RejectLate LatePolicy = iota + 1
+	// DropLate drops them; they are counted in [commit.Result].LateRows.
+	DropLate
+	// RouteLate writes them to the side table [LateTable], created on first
+	// use, with the run id and the partition they belong to.
+	RouteLate
+)
+
+func (p LatePolicy) String() string {
+	switch p {
+	case RejectLate:
+		return "reject"
+	case DropLate:
+		return "drop"
+	case RouteLate:
+		return "route"
+	}
+	return fmt.Sprintf("LatePolicy(%d)", int(p))
+}
+
+var (
+	// ErrLateRows is returned by [Writer.ReplaceWindow] under [RejectLate]
+	// for a row whose partition is outside the window.
+	ErrLateRows = errors.New("table: row outside the window")
+	// ErrBadWindow is returned for an empty window, a zero or repeated key,
+	// or an unknown late policy.
+	ErrBadWindow = errors.New("table: bad window")
+)
+
+// ReplaceWindow makes every partition of window hold exactly the rows of
+// the input that belong to it, in one atomic snapshot: the lookback of a
+// nightly run, which reprocesses the last N partitions by event time
+// ([partition.Spec.Last] makes the window). Rows are routed to their
+// partition with the spec's transforms.
+//
+// Every partition of the window is replaced, including those the input
+// leaves empty: a partition of the window without input rows is emptied,
+// because the window's input is by definition everything known about those
+// partitions now. (Contrast [Writer.ReplacePartitions], which never touches
+// a partition without input rows.) Pass only keys whose complete input you
+// have.
+//
+// Rows whose partition is outside the window follow late:
+// [RejectLate], [DropLate] or [RouteLate]. Routed rows go to the side table
+// [LateTable] (created on first use), in its partition for this window
+// (its last key), replaced on every run of the window, so that running the
+// same window twice leaves no duplicate there. The late table is committed
+// before the window; when the window's commit fails, running the call
+// again converges both.
+//
+// A partition that already holds exactly its input from this code version,
+// untouched since, is left as it is ([commit.PartitionResult].Unchanged);
+// when every partition is, no snapshot is made. The result has one
+// [commit.PartitionResult] per key and the late-row counts.
+//
+// Per-partition deleted counts come from the snapshot the commit replaced
+// and count current-spec files only; [commit.Result].DeletedRows is exact.
+func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late LatePolicy, rows array.RecordReader) (commit.Result, error) {
+	op := fmt.Sprintf("table: replace window %s of %s", windowText(window), w.name)
+	if rows == nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, ErrNilInput)
+	}
+	set, err := windowSet(window, late)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	tbl, err := w.refresh(ctx)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	for _, k := range window {
+		if k.SpecID() != spec.ID() {
+			return commit.Result{}, fmt.Errorf("%s: %w: key %s is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, k, k.SpecID(), spec.ID())
+		}
+	}
+	if err := commit.Precheck(ctx, tbl, spec, window); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	res, err := schema.Resolve(rows.Schema(), tbl.Schema(), tbl.NameMapping(), w.cfg.unknown)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	in := &windowInput{
+		input:  input{spec: spec, res: res, sums: make(map[partition.Key]*fingerprint.Sum, len(window))},
+		window: set,
+		late:   late,
+		counts: make(map[string]int64),
+	}
+	for _, k := range window {
+		in.sums[k] = new(fingerprint.Sum)
+	}
+	if late == RouteLate {
+		in.route = w.newLateRoute(tbl, res.Schema(), slices.MaxFunc(window, cmpKeys))
+	}
+
+	st := newStager(ctx, tbl, res.Schema(), w.cfg)
+	if err := in.stream(ctx, rows, st); err != nil {
+		in.route.abort(err)
+		return commit.Result{}, w.fail(op, st, err)
+	}
+	files, err := st.finish()
+	if err != nil {
+		in.route.abort(err)
+		return commit.Result{}, w.fail(op, st, err)
+	}
+	parts, err := in.parts(files)
+	if err != nil {
+		in.route.abort(err)
+		return commit.Result{}, w.fail(op, st, err)
+	}
+	lateTable, err := in.route.finish(ctx)
+	if err != nil {
+		return commit.Result{}, w.fail(op, st, fmt.Errorf("late rows: %w", err))
+	}
+	result, err := w.commitWindow(ctx, op, spec, parts, st)
+	result.Ignored = res.Ignored()
+	result.LateTable = lateTable
+	for _, n := range in.counts {
+		result.LateRows += n
+	}
+	if len(in.counts) > 0 {
+		result.LateByPartition = in.counts
+	}
+	return result, err
+}
+
+// commitWindow commits the parts that changed, leaving the others as they
+// are, and fills the per-partition results.
+func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Spec, parts []commit.Part, st *stager) (commit.Result, error) {
+	tbl, err := w.refresh(ctx)
+	if err != nil {
+		return commit.Result{}, w.fail(op, st, err)
+	}
+	same, err := unchangedParts(ctx, tbl, spec, parts, w.cfg.codeVersion)
+	if err != nil {
+		return commit.Result{}, w.fail(op, st, err)
+	}
+	var changed []commit.Part
+	var keep []iceberg.DataFile
+	for _, p := range parts {
+		if same[p.Key] {
+			keep = append(keep, p.Files...)
+		} else {
+			changed = append(changed, p)
+		}
+	}
+	if err := removeFiles(ctx, tbl, keep); err != nil {
+		return commit.Result{}, w.fail(op, st, err)
+	}
+	var result commit.Result
+	if len(changed) == 0 {
+		result = commit.Result{Unchanged: true}
+		if s := tbl.CurrentSnapshot(); s != nil {
+			result.SnapshotID = s.SnapshotID
+		}
+	} else {
+		old := &oldSpecs{spec: spec, keys: changed, cfg: w.cfg}
+		w.commitMu.Lock()
+		result, err = commit.Replace(ctx, w.cat, commit.Request{
+			Op:        op,
+			Ident:     w.ident,
+			TableUUID: tbl.Metadata().TableUUID().String(),
+			Spec:      spec,
+			SchemaID:  tbl.Schema().ID,
+			Parts:     changed,
+			Lineage:   commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
+			Token:     uuid.NewString(),
+			Policy:    w.cfg.policy,
+			OldSpec:   old.decide,
+		})
+		w.commitMu.Unlock()
+		if err != nil {
+			var unknown *commit.UnknownOutcomeError
+			if errors.As(err, &unknown) {
+				return result, err
+			}
+			var files []iceberg.DataFile
+			for _, p := range changed {
+				files = append(files, p.Files...)
+			}
+			return result, errors.Join(err, old.remove(tbl), st.remove(files))
+		}
+		if result.Unchanged {
+			var files []iceberg.DataFile
+			for _, p := range changed {
+				files = append(files, p.Files...)
+			}
+			if err := removeFiles(ctx, tbl, files); err != nil {
+				return result, fmt.Errorf("%s: unchanged, but removing the new files failed: %w", op, err)
+			}
+		}
+	}
+	if tbl, err = w.refresh(context.WithoutCancel(ctx)); err != nil {
+		tbl = nil // committed; the per-partition deletions are then unknown
+	}
+	result.PerPartition = perPartition(ctx, tbl, spec, parts, same, result)
+	return result, nil
+}
+
+// perPartition fills one result per part. Deletions are read from the
+// parent of the snapshot the commit made.
+func perPartition(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, same map[partition.Key]bool, res commit.Result) []commit.PartitionResult {
+	deleted := map[partition.Key][2]int64{}
+	if tbl != nil && !res.Unchanged {
+		if s := tbl.Metadata().SnapshotByID(res.SnapshotID); s != nil && s.ParentSnapshotID != nil {
+			var keys []partition.Key
+			for _, p := range parts {
+				if !same[p.Key] {
+					keys = append(keys, p.Key)
+				}
+			}
+			byKey, err := filesByKey(ctx, tbl, spec, keys, icetable.WithSnapshotID(*s.ParentSnapshotID))
+			if err == nil {
+				for k, fs := range byKey {
+					var rows int64
+					for _, f := range fs {
+						rows += f.Count()
+					}
+					deleted[k] = [2]int64{int64(len(fs)), rows}
+				}
+			}
+		}
+	}
+	out := make([]commit.PartitionResult, len(parts))
+	for i, p := range parts {
+		out[i] = commit.PartitionResult{Key: p.Key.String(), Unchanged: same[p.Key] || res.Unchanged}
+		if !out[i].Unchanged {
+			out[i].AddedFiles, out[i].AddedRows = len(p.Files), p.Rows
+			out[i].DeletedFiles, out[i].DeletedRows = int(deleted[p.Key][0]), deleted[p.Key][1]
+		}
+	}
+	return out
+}
+
+// windowInput streams rows into a stager, splitting off the rows outside
+// the window.
+type windowInput struct {
+	input
+	window map[partition.Key]bool
+	late   LatePolicy
+	route  *lateRoute // RouteLate only
+	counts map[string]int64
+}
+
+func (in *windowInput) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
+	for rows.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		out, err := in.res.Apply(ctx, rows.RecordBatch())
+		if err != nil {
+			return err
+		}
+		inside, err := in.split(ctx, out)
+		if err != nil {
+			return err
+		}
+		if inside == nil {
+			continue
+		}
+		if err := st.add(inside); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading input: %w", err)
+	}
+	return ctx.Err()
+}
+
+// split takes ownership of rec, fingerprints its rows of the window and
+// returns them (nil when none); the other rows follow the late policy.
+func (in *windowInput) split(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	keys, rowKey, err := in.spec.RowKeys(rec)
+	if err != nil {
+		rec.Release()
+		return nil, err
+	}
+	inside := make([]bool, len(keys))
+	all := true
+	for i, k := range keys {
+		inside[i] = in.window[k]
+		all = all && inside[i]
+	}
+	if !all && in.late == RejectLate {
+		rec.Release()
+		for row, ki := range rowKey {
+			if !inside[ki] {
+				return nil, fmt.Errorf("%w: row %d is in partition %s", ErrLateRows, row, keys[ki])
+			}
+		}
+	}
+	in.hashes = fingerprint.RowHashes(rec, in.hashes)
+	for row, ki := range rowKey {
+		if inside[ki] {
+			in.sums[keys[ki]].AddHash(in.hashes[row])
+		} else {
+			in.counts[keys[ki].String()]++
+		}
+	}
+	if all {
+		return rec, nil
+	}
+	defer rec.Release()
+	mask := make([]bool, len(rowKey))
+	for row, ki := range rowKey {
+		mask[row] = inside[ki]
+	}
+	if in.route != nil {
+		lateRec, err := filter(ctx, rec, mask, false)
+		if err != nil {
+			return nil, err
+		}
+		err = in.route.send(ctx, lateRec, keys, rowKey, inside)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return filter(ctx, rec, mask, true)
+}
+
+// filter returns the rows of rec whose mask is want, nil when there are
+// none.
+func filter(ctx context.Context, rec arrow.RecordBatch, mask []bool, want bool) (arrow.RecordBatch, error) {
+	b := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	n := 0
+	for _, m := range mask {
+		b.Append(m == want)
+		if m == want {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	sel := b.NewArray()
+	defer sel.Release()
+	return compute.FilterRecordBatch(ctx, rec, sel, compute.DefaultFilterOptions())
+}
+
+// unchangedParts finds the parts whose partition already holds exactly
+// their input from codeVersion, untouched since: the rule of
+// commit.Replace, applied per partition. It is conservative: any doubt
+// (older-spec files, delete files) means changed.
+func unchangedParts(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, codeVersion string) (map[partition.Key]bool, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return nil, nil
+	}
+	want := make(map[string]commit.Part, len(parts))
+	for _, p := range parts {
+		want[p.Key.String()] = p
+	}
+	recorded := lastRecords(tbl.Metadata(), want)
+	var keys []partition.Key
+	for k, r := range recorded {
+		if p := want[k]; r.codeVersion == codeVersion && r.fingerprint == p.Fingerprint {
+			keys = append(keys, p.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	byKey, err := filesByKey(ctx, tbl, spec, keys)
+	if err != nil {
+		if errors.Is(err, errOtherSpec) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	out := make(map[partition.Key]bool)
+	for _, k := range keys {
+		if filesHash(byKey[k]) == recorded[k.String()].files {
+			out[k] = true
+		}
+	}
+	return out, nil
+}
+
+var errOtherSpec = errors.New("older-spec or delete files")
+
+// filesByKey lists the live current-spec data files of keys. It fails with
+// errOtherSpec when a file of another spec or a delete file may hold rows
+// of the keys.
+func filesByKey(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys []partition.Key, opts ...icetable.ScanOption) (map[partition.Key][]iceberg.DataFile, error) {
+	set := make(map[partition.Key]bool, len(keys))
+	var f iceberg.BooleanExpression = iceberg.AlwaysFalse{}
+	for _, k := range keys {
+		set[k] = true
+		f = iceberg.NewOr(f, spec.Filter(k))
+	}
+	tasks, err := tbl.Scan(append(opts, icetable.WithRowFilter(f))...).PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[partition.Key][]iceberg.DataFile)
+	for _, t := range tasks {
+		if t.File.SpecID() != int32(spec.ID()) || len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
+			return nil, errOtherSpec
+		}
+		k, err := spec.KeyFromValues(t.File.Partition())
+		if err != nil {
+			return nil, err
+		}
+		if set[k] {
+			out[k] = append(out[k], t.File)
+		}
+	}
+	return out, nil
+}
+
+// record is what the last icerun snapshot that recorded a partition says
+// about it (see the commit.Summary* properties).
+type record struct{ fingerprint, files, codeVersion string }
+
+// lastRecords walks main's ancestry, newest first, and returns the latest
+// record of every key of want that has one.
+func lastRecords[V any](md icetable.Metadata, want map[string]V) map[string]record {
+	out := make(map[string]record)
+	for s := md.CurrentSnapshot(); s != nil && len(out) < len(want); {
+		if s.Summary != nil {
+			p := s.Summary.Properties
+			ks := strings.Split(p[commit.SummaryPartitions], ",")
+			fps := strings.Split(p[commit.SummaryPartitionFingerprints], ",")
+			files := strings.Split(p[commit.SummaryPartitionFiles], ",")
+			if p[commit.SummaryPartitions] != "" && len(fps) == len(ks) && len(files) == len(ks) {
+				for i, k := range ks {
+					if _, ok := want[k]; ok {
+						if _, seen := out[k]; !seen {
+							out[k] = record{fingerprint: fps[i], files: files[i], codeVersion: p[commit.SummaryCodeVersion]}
+						}
+					}
+				}
+			}
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = md.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return out
+}
+
+func windowSet(window []partition.Key, late LatePolicy) (map[partition.Key]bool, error) {
+	if late != RejectLate && late != DropLate && late != RouteLate {
+		return nil, fmt.Errorf("%w: unknown late policy %d", ErrBadWindow, int(late))
+	}
+	if len(window) == 0 {
+		return nil, fmt.Errorf("%w: no keys", ErrBadWindow)
+	}
+	set := make(map[partition.Key]bool, len(window))
+	for _, k := range window {
+		if !k.IsValid() {
+			return nil, fmt.Errorf("%w: zero key", ErrBadWindow)
+		}
+		if set[k] {
+			return nil, fmt.Errorf("%w: key %s twice", ErrBadWindow, k)
+		}
+		set[k] = true
+	}
+	return set, nil
+}
+
+func windowText(window []partition.Key) string {
+	switch len(window) {
+	case 0:
+		return "[]"
+	case 1:
+		return window[0].String()
+	}
+	return fmt.Sprintf("%s..%s (%d keys)", slices.MinFunc(window, cmpKeys), slices.MaxFunc(window, cmpKeys), len(window))
+}
+
+func cmpKeys(a, b partition.Key) int { return strings.Compare(a.String(), b.String()) }
+
+// filesHash is the order-insensitive hash of a partition's file paths that
+// commit records in commit.SummaryPartitionFiles. It must stay identical to
+// commit's; TestReplaceWindowUnchanged fails when they drift apart.
+func filesHash(files []iceberg.DataFile) string {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.FilePath()
+	}
+	slices.Sort(paths)
+	h := fnv.New64a()
+	for _, p := range paths {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return strconv.Itoa(len(paths)) + "-" + strconv.FormatUint(h.Sum64(), 16)
+}
+
+// removeFiles deletes staged files no snapshot references. (stager.remove
+// would also delete the stager's other files.)
+func removeFiles(ctx context.Context, tbl *icetable.Table, files []iceberg.DataFile) error {
+	if len(files) == 0 {
+		return nil
+	}
+	fsys, err := tbl.FS(context.WithoutCancel(ctx))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range files {
+		if err := fsys.Remove(f.FilePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,252 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
+)
+
+var (
+	// ErrDuplicateKey is returned by [Writer.Upsert] when the input holds
+	// two different rows with the same key that no [WithUpsertOrder] column
+	// tells apart, or one key in two partitions. Nothing is committed.
+	ErrDuplicateKey = errors.New("table: duplicate upsert key in the input")
+
+	// ErrBadUpsertKey is returned by [Writer.Upsert] for no key columns, a
+	// key column the table does not have, or one of a type that has no
+	// canonical encoding (see package recordid).
+	ErrBadUpsertKey = errors.New("table: bad upsert key")
+)
+
+// Upsert merges rows into the table by the key formed by keyColumns
+// (top-level table columns, matched by name after schema resolution). For
+// each partition the input touches, the partition's new content is its
+// current rows, with every row whose key appears in the input replaced by
+// the input's row, plus the input rows of new keys. Partitions the input
+// does not touch keep their files. All touched partitions change in one
+// snapshot, copy-on-write: each is rewritten whole, with no delete files,
+// so every Iceberg reader sees the result. Empty input is a no-op.
+//
+// Duplicate keys in the input: identical rows (same values in every
+// column) count once, so a batch that holds a redelivered event twice is
+// the same as the batch with it once. Different rows with one key are
+// decided by the [WithUpsertOrder] column, the greatest value winning;
+// without it, or on a tie, the call fails with [ErrDuplicateKey]. A key
+// must map to one partition within one input.
+//
+// Rows already in a partition with a key of the input are all replaced,
+// so upserting a key leaves exactly one row of it in its partition.
+// Uniqueness is per partition: choose key columns that determine the
+// partition (e.g. include the event time the partition is derived from),
+// or a key can live in two partitions.
+//
+// Concurrency: the files a partition's new content was merged from are
+// checked again in the commit attempt. When another writer changed the
+// partition in between, the partition is read and merged again from the
+// new state, so two concurrent upserts never lose each other's keys nor
+// duplicate one. The merges and commit attempts together are bounded by
+// the [WithRetry] budget (its Attempts), then [commit.ErrConflict].
+//
+// Memory holds the input (the change set, resolved) and its keys; each
+// touched partition is streamed batch by batch, one partition at a time.
+//
+// The result counts, as for a replace, every row the rewritten
+// partitions held (DeletedRows) and hold now (AddedRows). A rerun whose
+// merge gives exactly the content the partitions already hold, from the
+// same code version, makes no snapshot (Unchanged). Partitions with rows in
+// files of an older partition spec, or with row-level delete files, are
+// refused with [commit.ErrUnsupported]: ReplacePartition them first.
+func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns ...string) (commit.Result, error) {
+	op := fmt.Sprintf("table: upsert into %s by (%s)", w.name, strings.Join(keyColumns, ", "))
+	if rows == nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, ErrNilInput)
+	}
+	if len(keyColumns) == 0 {
+		return commit.Result{}, fmt.Errorf("%s: %w: no key columns", op, ErrBadUpsertKey)
+	}
+	tbl, err := w.refresh(ctx)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	for _, c := range keyColumns {
+		if _, ok := tbl.Schema().FindFieldByName(c); !ok || strings.Contains(c, ".") {
+			return commit.Result{}, fmt.Errorf("%s: %w: %q is not a top-level column of the table", op, ErrBadUpsertKey, c)
+		}
+	}
+	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	res, err := schema.Resolve(rows.Schema(), tbl.Schema(), tbl.NameMapping(), w.cfg.unknown)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	chg, err := readChanges(ctx, rows, res, spec, keyColumns, w.cfg.upsertOrder)
+	defer chg.release()
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: keyColumns, chg: chg, cfg: w.cfg}
+	result, err := u.run(ctx, tbl)
+	result.Ignored = res.Ignored()
+	return result, err
+}
+
+// upsert is one Upsert call after its input is read.
+type upsert struct {
+	w          *Writer
+	op         string
+	spec       *partition.Spec
+	schemaID   int // the schema the input was resolved to
+	res        *schema.Resolution
+	keyColumns []string
+	chg        *changes
+	cfg        config
+}
+
+// baseMovedError says that partitions changed since they were merged.
+type baseMovedError struct{ keys []partition.Key }
+
+func (e *baseMovedError) Error() string {
+	return fmt.Sprintf("partitions changed since they were read: %v", e.keys)
+}
+
+// run merges every touched partition and commits, merging again the
+// partitions another writer changed in between.
+func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, error) {
+	keys := make([]partition.Key, 0, len(u.chg.parts))
+	for k := range u.chg.parts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b partition.Key) int { return strings.Compare(a.String(), b.String()) })
+	if len(keys) == 0 {
+		r := commit.Result{Unchanged: true}
+		if s := tbl.CurrentSnapshot(); s != nil {
+			r.SnapshotID = s.SnapshotID
+		}
+		return r, nil
+	}
+	if err := commit.Precheck(ctx, tbl, u.spec, keys); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", u.op, err)
+	}
+	pol := u.cfg.policy
+	if pol.Attempts == 0 {
+		pol.Attempts = commit.DefaultPolicy.Attempts
+	}
+	parts := make(map[partition.Key]*merged, len(keys))
+	removeAll := func() error {
+		var errs []error
+		for _, m := range parts {
+			errs = append(errs, u.discard(m))
+		}
+		return errors.Join(errs...)
+	}
+	stale, attempts := keys, 0
+	for round := 1; ; round++ {
+		for _, k := range stale {
+			if old := parts[k]; old != nil {
+				if err := u.discard(old); err != nil {
+					return commit.Result{}, fmt.Errorf("%s: %w", u.op, err)
+				}
+			}
+			m, err := u.merge(ctx, tbl, k)
+			if err != nil {
+				if m != nil {
+					err = errors.Join(err, u.discard(m))
+				}
+				return commit.Result{}, errors.Join(fmt.Errorf("%s: merge %s: %w", u.op, k, err), removeAll())
+			}
+			parts[k] = m
+		}
+		req := u.request(tbl, keys, parts)
+		req.Policy.Attempts = max(pol.Attempts-attempts, 1)
+		result, err := commit.Replace(ctx, u.w.cat, req)
+		attempts += result.Attempts
+		result.Attempts = attempts
+		var moved *baseMovedError
+		switch {
+		case err == nil:
+			return u.done(ctx, result, parts)
+		case errors.As(err, &moved) && attempts < pol.Attempts:
+			if tbl, err = u.w.refresh(ctx); err != nil {
+				return result, errors.Join(fmt.Errorf("%s: %w", u.op, err), removeAll())
+			}
+			if tbl.Schema().ID != u.schemaID || tbl.Metadata().DefaultPartitionSpec() != u.spec.ID() {
+				return result, errors.Join(fmt.Errorf("%s: %w: schema or partition spec changed while merging", u.op, commit.ErrTableChanged), removeAll())
+			}
+			stale = moved.keys
+			continue
+		case errors.As(err, &moved):
+			return result, errors.Join(fmt.Errorf("%s: %w after %d attempts: %v", u.op, commit.ErrConflict, attempts, err), removeAll())
+		}
+		var unknown *commit.UnknownOutcomeError
+		if errors.As(err, &unknown) {
+			return result, err // the files may be live: leave them to orphan cleanup
+		}
+		return result, errors.Join(err, removeAll())
+	}
+}
+
+// request is the commit of the merged partitions, with a Verify that
+// fails when a partition no longer holds the files it was merged from.
+func (u *upsert) request(tbl *icetable.Table, keys []partition.Key, parts map[partition.Key]*merged) commit.Request {
+	req := commit.Request{
+		Op:        u.op,
+		Ident:     u.w.ident,
+		TableUUID: tbl.Metadata().TableUUID().String(),
+		Spec:      u.spec,
+		SchemaID:  u.schemaID,
+		Lineage:   commit.Lineage{RunID: u.cfg.runID, CodeVersion: u.cfg.codeVersion, SchemaID: u.schemaID},
+		Token:     uuid.NewString(),
+		Policy:    u.cfg.policy,
+	}
+	for _, k := range keys {
+		req.Parts = append(req.Parts, parts[k].part)
+	}
+	req.Verify = func(_ *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {
+		var moved []partition.Key
+		for _, k := range keys {
+			if !slices.Equal(paths(files[k]), parts[k].base) {
+				moved = append(moved, k)
+			}
+		}
+		if len(moved) > 0 {
+			return &baseMovedError{keys: moved}
+		}
+		return nil
+	}
+	return req
+}
+
+// done finishes a committed upsert: unchanged partitions' staged files are
+// removed, and the writer's table state refreshed.
+func (u *upsert) done(ctx context.Context, result commit.Result, parts map[partition.Key]*merged) (commit.Result, error) {
+	if result.Unchanged {
+		var errs []error
+		for _, m := range parts {
+			errs = append(errs, u.discard(m))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return result, fmt.Errorf("%s: unchanged, but removing the new files failed: %w", u.op, err)
+		}
+	}
+	_, _ = u.w.refresh(context.WithoutCancel(ctx)) // committed; the cached state is only a hint
+	return result, nil
+}
+
+// discard removes the staged files of m.
+func (u *upsert) discard(m *merged) error {
+	files, _ := m.st.finish()
+	return m.st.remove(files)
+}

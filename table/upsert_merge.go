@@ -1,0 +1,209 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/recordid"
+	"github.com/icerun/icerun/schema"
+)
+
+// merged is the new content of one partition, written to staged files,
+// and the data files of the partition it was computed from.
+type merged struct {
+	part commit.Part
+	base []string // sorted paths of the files merged from
+	st   *stager
+}
+
+// partitionFiles returns the scan tasks of the current-spec data files of
+// partition k in tbl's current snapshot.
+func partitionFiles(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k partition.Key) ([]icetable.FileScanTask, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return nil, nil
+	}
+	tasks, err := tbl.Scan(icetable.WithRowFilter(spec.Filter(k))).PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []icetable.FileScanTask
+	for _, t := range tasks {
+		if t.File.SpecID() != int32(spec.ID()) {
+			continue // older-spec files: the commit refuses them (no OldSpec)
+		}
+		fk, err := spec.KeyFromValues(t.File.Partition())
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
+		}
+		if fk == k {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func paths(files []iceberg.DataFile) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.FilePath()
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mergeUpsert writes the new content of partition k: the rows it holds in
+// tbl whose key is not in the change set, then the change set's rows of k.
+// Memory: one batch of the partition at a time, plus the change set.
+func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key) (*merged, error) {
+	tasks, err := partitionFiles(ctx, tbl, u.spec, k)
+	if err != nil {
+		return nil, err
+	}
+	m := &merged{st: newStager(ctx, tbl, u.res.Schema(), u.cfg)}
+	base := make([]iceberg.DataFile, len(tasks))
+	for i, t := range tasks {
+		base[i] = t.File
+	}
+	m.base = paths(base)
+	var sum fingerprint.Sum
+	add := func(rec arrow.RecordBatch) error {
+		if rec.NumRows() == 0 {
+			rec.Release()
+			return nil
+		}
+		sum.Add(rec)
+		return m.st.add(rec)
+	}
+	if len(tasks) > 0 {
+		if err := u.keepUnchanged(ctx, tbl, tasks, k, add); err != nil {
+			return m, err
+		}
+	}
+	if err := u.addChanged(ctx, k, add); err != nil {
+		return m, err
+	}
+	files, err := m.st.finish()
+	if err != nil {
+		return m, err
+	}
+	m.part = commit.Part{Key: k, Files: files, Fingerprint: sum.String(), Rows: sum.Rows()}
+	return m, nil
+}
+
+// keepUnchanged streams the rows of tasks whose key the change set of k
+// does not hold to add.
+func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, k partition.Key, add func(arrow.RecordBatch) error) error {
+	// One file at a time, in batches of mergeBatchRows: memory stays a few
+	// batches whatever the partition size.
+	sc, batches, err := tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(ctx, tasks)
+	if err != nil {
+		return err
+	}
+	res, err := schema.Resolve(sc, tbl.Schema(), tbl.NameMapping(), schema.IgnoreUnknown)
+	if err != nil {
+		return err
+	}
+	if !res.Schema().Equal(u.res.Schema()) {
+		return fmt.Errorf("internal error: the table's rows resolve to %s, the input to %s", res.Schema(), u.res.Schema())
+	}
+	enc, err := recordid.NewEncoder(u.keyColumns...)
+	if err != nil {
+		return err
+	}
+	changed := u.chg.parts[k]
+	var buf []byte
+	keep := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer keep.Release()
+	for raw, err := range batches {
+		if err != nil {
+			return err
+		}
+		rec, err := res.Apply(ctx, raw)
+		raw.Release()
+		if err != nil {
+			return err
+		}
+		if err := enc.Bind(rec); err != nil {
+			rec.Release()
+			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+		}
+		n, dropped := int(rec.NumRows()), 0
+		keep.Reserve(n)
+		for row := 0; row < n; row++ {
+			buf = enc.Append(buf[:0], row)
+			_, hit := changed[string(buf)]
+			keep.UnsafeAppend(!hit)
+			if hit {
+				dropped++
+			}
+		}
+		mask := keep.NewBooleanArray()
+		out := rec
+		if dropped > 0 {
+			out, err = compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
+			rec.Release()
+		}
+		mask.Release()
+		if err != nil {
+			return err
+		}
+		if err := add(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addChanged passes the change set's rows of k to add.
+func (u *upsert) addChanged(ctx context.Context, k partition.Key, add func(arrow.RecordBatch) error) error {
+	rows := make(map[int][]int) // by batch
+	for _, w := range u.chg.parts[k] {
+		rows[w.batch] = append(rows[w.batch], w.row)
+	}
+	for bi, rec := range u.chg.batches {
+		sel := rows[bi]
+		if len(sel) == 0 {
+			continue
+		}
+		slices.Sort(sel)
+		if len(sel) == int(rec.NumRows()) {
+			rec.Retain()
+			if err := add(rec); err != nil {
+				return err
+			}
+			continue
+		}
+		b := array.NewBooleanBuilder(memory.DefaultAllocator)
+		b.Resize(int(rec.NumRows()))
+		mask := make([]bool, rec.NumRows())
+		for _, r := range sel {
+			mask[r] = true
+		}
+		b.AppendValues(mask, nil)
+		arr := b.NewBooleanArray()
+		b.Release()
+		out, err := compute.FilterRecordBatch(ctx, rec, arr, compute.DefaultFilterOptions())
+		arr.Release()
+		if err != nil {
+			return err
+		}
+		if err := add(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeBatchRows is the Arrow batch size a partition is read with.
+const mergeBatchRows = 16 * 1024
