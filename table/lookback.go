@@ -16,7 +16,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
@@ -190,40 +189,8 @@ func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Sp
 			result.SnapshotID = s.SnapshotID
 		}
 	} else {
-		old := &oldSpecs{spec: spec, keys: changed, cfg: w.cfg}
-		w.commitMu.Lock()
-		result, err = commit.Replace(ctx, w.cat, commit.Request{
-			Op:        op,
-			Ident:     w.ident,
-			TableUUID: tbl.Metadata().TableUUID().String(),
-			Spec:      spec,
-			SchemaID:  tbl.Schema().ID,
-			Parts:     changed,
-			Lineage:   commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
-			Token:     uuid.NewString(),
-			Policy:    w.cfg.policy,
-			OldSpec:   old.decide,
-		})
-		w.commitMu.Unlock()
-		if err != nil {
-			var unknown *commit.UnknownOutcomeError
-			if errors.As(err, &unknown) {
-				return result, err
-			}
-			var files []iceberg.DataFile
-			for _, p := range changed {
-				files = append(files, p.Files...)
-			}
-			return result, errors.Join(err, old.remove(tbl), st.remove(files))
-		}
-		if result.Unchanged {
-			var files []iceberg.DataFile
-			for _, p := range changed {
-				files = append(files, p.Files...)
-			}
-			if err := removeFiles(ctx, tbl, files); err != nil {
-				return result, fmt.Errorf("%s: unchanged, but removing the new files failed: %w", op, err)
-			}
+		if result, err = w.commitParts(ctx, op, tbl, spec, changed, st); err != nil {
+			return result, err
 		}
 	}
 	if tbl, err = w.refresh(context.WithoutCancel(ctx)); err != nil {

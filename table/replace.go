@@ -122,6 +122,20 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		return r, nil
 	}
 
+	result, err := w.commitParts(ctx, op, tbl, spec, parts, st)
+	result.Ignored = res.Ignored()
+	return result, err
+}
+
+// commitParts runs the commit loop for parts, whose files st wrote into
+// tbl's current spec and schema. It removes the new files when nothing
+// was committed (an error, or Unchanged), except after an unknown outcome,
+// when they may be live.
+func (w *Writer) commitParts(ctx context.Context, op string, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, st *stager) (commit.Result, error) {
+	var files []iceberg.DataFile
+	for _, p := range parts {
+		files = append(files, p.Files...)
+	}
 	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
 	w.commitMu.Lock()
 	result, err := commit.Replace(ctx, w.cat, commit.Request{
@@ -139,7 +153,6 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		Committed:       w.setTable,
 	})
 	w.commitMu.Unlock()
-	result.Ignored = res.Ignored()
 	if err != nil {
 		var unknown *commit.UnknownOutcomeError
 		if errors.As(err, &unknown) {
