@@ -151,31 +151,48 @@ func (s *stager) checkRows() error {
 }
 
 // abort stops the writers and removes every file they wrote, including
-// partial files of a writer that failed.
+// partial files of a writer that failed: those were never yielded, so the
+// table's data folder is searched for files named after the stager's
+// write UUIDs.
 func (s *stager) abort(cause error) error {
 	s.cancel(cause)
 	files, _ := s.finish()
-	return s.remove(files)
+	if err := s.remove(files); err != nil {
+		return err
+	}
+	return s.removeUnlisted(files)
 }
 
-// remove deletes the files, and any other file named after one of this
-// stager's write UUIDs under the table's data folder.
+// remove deletes files, the complete list of what a finished stager wrote.
 func (s *stager) remove(files []iceberg.DataFile) error {
 	fsys, err := s.tbl.FS(context.WithoutCancel(s.ctx))
 	if err != nil {
 		return err
 	}
 	var errs []error
-	done := make(map[string]bool)
 	for _, f := range files {
-		done[f.FilePath()] = true
 		if err := fsys.Remove(f.FilePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// removeUnlisted deletes the files under the table's data folder that are
+// named after one of the stager's write UUIDs but are not in listed.
+func (s *stager) removeUnlisted(listed []iceberg.DataFile) error {
+	fsys, err := s.tbl.FS(context.WithoutCancel(s.ctx))
+	if err != nil {
+		return err
+	}
+	done := make(map[string]bool, len(listed))
+	for _, f := range listed {
+		done[f.FilePath()] = true
+	}
+	var errs []error
 	lister, ok := fsys.(iceio.ListableIO)
 	if !ok || len(s.streams) == 0 {
-		return errors.Join(errs...)
+		return nil
 	}
 	walkErr := lister.WalkDir(strings.TrimSuffix(s.tbl.Location(), "/")+"/data", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || done[path] {
