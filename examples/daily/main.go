@@ -14,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -29,13 +30,13 @@ func main() {
 	warehouse := flag.String("warehouse", "./warehouse", "folder of the embedded catalog and table data")
 	dayFlag := flag.String("day", "2026-07-14", "the event_date partition to load (the run's key, never the clock)")
 	flag.Parse()
-	if err := run(context.Background(), *warehouse, *dayFlag); err != nil {
+	if err := run(context.Background(), os.Stdout, *warehouse, *dayFlag); err != nil {
 		fmt.Fprintln(os.Stderr, "daily:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, warehouse, dayText string) error {
+func run(ctx context.Context, out io.Writer, warehouse, dayText string) error {
 	day, err := time.Parse(time.DateOnly, dayText)
 	if err != nil {
 		return fmt.Errorf("bad -day: %w", err)
@@ -71,13 +72,13 @@ func run(ctx context.Context, warehouse, dayText string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-5s %s: rows=%d snapshot=%d unchanged=%t attempts=%d\n", name, key, res.AddedRows, res.SnapshotID, res.Unchanged, res.Attempts)
+		fmt.Fprintf(out, "%-5s %s: rows=%d snapshot=%d unchanged=%t attempts=%d\n", name, key, res.AddedRows, res.SnapshotID, res.Unchanged, res.Attempts)
 	}
 	n, err := countRows(ctx, w.Table(), key)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("partition %s holds %d rows (the 23:58 order included: %t)\n", key, n, n == int64(len(today)))
+	fmt.Fprintf(out, "partition %s holds %d rows (the 23:58 order included: %t)\n", key, n, n == int64(len(today)))
 	return nil
 }
 

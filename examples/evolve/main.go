@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -26,13 +27,13 @@ import (
 func main() {
 	warehouse := flag.String("warehouse", "", "folder of the embedded catalog (default: a new temp folder, removed at exit)")
 	flag.Parse()
-	if err := run(context.Background(), *warehouse); err != nil {
+	if err := run(context.Background(), os.Stdout, *warehouse); err != nil {
 		fmt.Fprintln(os.Stderr, "evolve:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, warehouse string) error {
+func run(ctx context.Context, out io.Writer, warehouse string) error {
 	if warehouse == "" {
 		dir, err := os.MkdirTemp("", "icerun-evolve-")
 		if err != nil {
@@ -65,14 +66,14 @@ func run(ctx context.Context, warehouse string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s: replaced %v, %d rows, ignored input fields %v\n", version, res.Partitions, res.AddedRows, res.Ignored)
+		fmt.Fprintf(out, "%s: replaced %v, %d rows, ignored input fields %v\n", version, res.Partitions, res.AddedRows, res.Ignored)
 		return nil
 	}
 
 	if err := load("v1"); err != nil {
 		return err
 	}
-	if err := show(ctx, cat, ident, "before the rename"); err != nil {
+	if err := show(ctx, out, cat, ident, "before the rename"); err != nil {
 		return err
 	}
 
@@ -87,15 +88,15 @@ func run(ctx context.Context, warehouse string) error {
 	if _, err := txn.Commit(ctx); err != nil {
 		return err
 	}
-	fmt.Println("renamed currency -> currency_code")
+	fmt.Fprintln(out, "renamed currency -> currency_code")
 
 	if err := load("v2"); err != nil { // rerun of the 2025 partition, producer unchanged
 		return err
 	}
-	return show(ctx, cat, ident, "after the rename and rerun")
+	return show(ctx, out, cat, ident, "after the rename and rerun")
 }
 
-func show(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, title string) error {
+func show(ctx context.Context, out io.Writer, cat catalog.Catalog, ident icetable.Identifier, title string) error {
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
 		return err
@@ -104,7 +105,7 @@ func show(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, t
 	if err != nil {
 		return err
 	}
-	fmt.Printf("-- %s --\n", title)
+	fmt.Fprintf(out, "-- %s --\n", title)
 	for rec, err := range batches {
 		if err != nil {
 			return err
@@ -113,13 +114,13 @@ func show(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, t
 		for i, f := range rec.Schema().Fields() {
 			names[i] = f.Name
 		}
-		fmt.Println(strings.Join(names, " | "))
+		fmt.Fprintln(out, strings.Join(names, " | "))
 		for r := 0; r < int(rec.NumRows()); r++ {
 			cells := make([]string, rec.NumCols())
 			for c, col := range rec.Columns() {
 				cells[c] = col.ValueStr(r)
 			}
-			fmt.Println(strings.Join(cells, " | "))
+			fmt.Fprintln(out, strings.Join(cells, " | "))
 		}
 		rec.Release()
 	}
