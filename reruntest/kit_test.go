@@ -83,7 +83,9 @@ func idempotent(ctx context.Context, cat catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	res, err := w.Upsert(ctx, orderdata.Reader(batch, 4), "order_id")
+	rows := orderdata.Reader(batch, 4)
+	defer rows.Release()
+	res, err := w.Upsert(ctx, rows, "order_id")
 	if err != nil {
 		return err
 	}
@@ -139,7 +141,9 @@ func incrementing(ctx context.Context, cat catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.Upsert(ctx, orderdata.Reader(batch, 4), "order_id"); err != nil {
+	rows := orderdata.Reader(batch, 4)
+	defer rows.Release()
+	if _, err := w.Upsert(ctx, rows, "order_id"); err != nil {
 		return err
 	}
 	agg, err := table.Open(ctx, cat, rollup)

@@ -101,6 +101,13 @@ func (s *stager) start() {
 			}
 			s.mu.Unlock()
 		}
+		// The writer is done. Should it have stopped reading before the
+		// input ended (iceberg-go can stop on a failed file without an
+		// error), keep receiving so that add never blocks; checkRows then
+		// reports the rows that were not written.
+		for r := range st.ch {
+			r.Release()
+		}
 	}()
 }
 

@@ -80,23 +80,27 @@ type Pipeline struct {
 	Kill func(step string) error
 }
 
-// Run upserts the landing into staging_orders by the event's source
+// Run takes over events (it releases them). It upserts the landing into staging_orders by the event's source
 // identity, then recomputes the revenue of every day the landing touched
 // from staging_orders, read at the snapshot the upsert made.
 func (p Pipeline) Run(ctx context.Context, cat catalog.Catalog, events array.RecordReader) error {
 	ids, err := recordid.New(eventNamespace, stagingKey...)
 	if err != nil {
+		events.Release()
 		return err
 	}
 	stage, err := table.Open(ctx, cat, staging, table.WithCodeVersion(p.Code))
 	if err != nil {
+		events.Release()
 		return err
 	}
 	key := p.Key
 	if key == nil {
 		key = stagingKey
 	}
-	res, err := stage.Upsert(ctx, ids.Reader(events, "event_id"), key...)
+	rows := ids.Reader(events, "event_id") // takes over events
+	defer rows.Release()
+	res, err := stage.Upsert(ctx, rows, key...)
 	if err != nil {
 		return err
 	}
