@@ -127,6 +127,24 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	return result, err
 }
 
+// request is the commit of parts, written for tbl's current spec and
+// schema, with this writer's lineage and settings.
+func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part) commit.Request {
+	return commit.Request{
+		Op:              op,
+		Ident:           w.ident,
+		TableUUID:       tbl.Metadata().TableUUID().String(),
+		Spec:            spec,
+		SchemaID:        tbl.Schema().ID,
+		Parts:           parts,
+		Lineage:         commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
+		Token:           uuid.NewString(),
+		Policy:          w.cfg.policy,
+		TableProperties: mappingUpdate,
+		Committed:       w.setTable,
+	}
+}
+
 // commitParts runs the commit loop for parts, whose files st wrote into
 // tbl's current spec and schema. It removes the new files when nothing
 // was committed (an error, or Unchanged), except after an unknown outcome,
@@ -137,21 +155,10 @@ func (w *Writer) commitParts(ctx context.Context, op string, tbl *icetable.Table
 		files = append(files, p.Files...)
 	}
 	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
+	req := w.request(op, tbl, spec, parts)
+	req.OldSpec = old.decide
 	w.commitMu.Lock()
-	result, err := commit.Replace(ctx, w.cat, commit.Request{
-		Op:              op,
-		Ident:           w.ident,
-		TableUUID:       tbl.Metadata().TableUUID().String(),
-		Spec:            spec,
-		SchemaID:        tbl.Schema().ID,
-		Parts:           parts,
-		Lineage:         commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
-		Token:           uuid.NewString(),
-		Policy:          w.cfg.policy,
-		OldSpec:         old.decide,
-		TableProperties: mappingUpdate,
-		Committed:       w.setTable,
-	})
+	result, err := commit.Replace(ctx, w.cat, req)
 	w.commitMu.Unlock()
 	if err != nil {
 		var unknown *commit.UnknownOutcomeError

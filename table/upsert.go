@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/partition"
@@ -171,7 +170,9 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 		}
 		req := u.request(tbl, keys, parts)
 		req.Policy.Attempts = max(pol.Attempts-attempts, 1)
+		u.w.commitMu.Lock()
 		result, err := commit.Replace(ctx, u.w.cat, req)
+		u.w.commitMu.Unlock()
 		attempts += result.Attempts
 		result.Attempts = attempts
 		var moved *baseMovedError
@@ -201,19 +202,11 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 // request is the commit of the merged partitions, with a Verify that
 // fails when a partition no longer holds the files it was merged from.
 func (u *upsert) request(tbl *icetable.Table, keys []partition.Key, parts map[partition.Key]*merged) commit.Request {
-	req := commit.Request{
-		Op:        u.op,
-		Ident:     u.w.ident,
-		TableUUID: tbl.Metadata().TableUUID().String(),
-		Spec:      u.spec,
-		SchemaID:  u.schemaID,
-		Lineage:   commit.Lineage{RunID: u.cfg.runID, CodeVersion: u.cfg.codeVersion, SchemaID: u.schemaID},
-		Token:     uuid.NewString(),
-		Policy:    u.cfg.policy,
-	}
+	var ps []commit.Part
 	for _, k := range keys {
-		req.Parts = append(req.Parts, parts[k].part)
+		ps = append(ps, parts[k].part)
 	}
+	req := u.w.request(u.op, tbl, u.spec, ps)
 	req.Verify = func(_ *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {
 		var moved []partition.Key
 		for _, k := range keys {
