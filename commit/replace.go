@@ -123,9 +123,8 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 		return fmt.Errorf("%s: %w: table was dropped and recreated", req.Op, ErrTableChanged)
 	case md.DefaultPartitionSpec() != req.Spec.ID():
 		return fmt.Errorf("%s: %w: partition spec is now %d, rows were written for %d", req.Op, ErrTableChanged, md.DefaultPartitionSpec(), req.Spec.ID())
-	case md.Properties().GetInt(icetable.CommitNumRetriesKey, 0) > 0:
-		return fmt.Errorf("%s: %w: table property %s=%s makes iceberg-go replay stale delete lists on conflict; icerun runs its own commit loop, set it to 0",
-			req.Op, ErrUnsupported, icetable.CommitNumRetriesKey, md.Properties()[icetable.CommitNumRetriesKey])
+	case Supported(md) != nil:
+		return fmt.Errorf("%s: %w", req.Op, Supported(md))
 	case md.CurrentSchema().ID != req.SchemaID:
 		return fmt.Errorf("%s: %w: schema is now %d, rows were written for %d", req.Op, ErrTableChanged, md.CurrentSchema().ID, req.SchemaID)
 	}
@@ -298,3 +297,18 @@ func (e *noRetryError) Error() string { return e.err.Error() }
 func (e *noRetryError) Unwrap() error { return e.err }
 
 func noRetry(err error) error { return &noRetryError{err} }
+
+// Supported fails with ErrUnsupported for a table icerun cannot replace
+// partitions of: callers check it before writing anything, and the commit
+// loop checks it again on every attempt.
+func Supported(md icetable.Metadata) error {
+	switch {
+	case md.Version() >= 3:
+		return fmt.Errorf("%w: format version %d: iceberg-go v0.7.0 needs first_row_id (row lineage) set on pre-written data files, which icerun does not assign yet",
+			ErrUnsupported, md.Version())
+	case md.Properties().GetInt(icetable.CommitNumRetriesKey, 0) > 0:
+		return fmt.Errorf("%w: table property %s=%s makes iceberg-go replay stale delete lists on conflict; icerun runs its own commit loop, set it to 0",
+			ErrUnsupported, icetable.CommitNumRetriesKey, md.Properties()[icetable.CommitNumRetriesKey])
+	}
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -78,4 +79,16 @@ func TestReplacePartitionEmptyInputEmptiesPartition(t *testing.T) {
 	assert.Equal(t, int64(50), res.DeletedRows)
 	assert.Equal(t, 20, strings.Count(string(catalogtest.CanonicalScan(t, cat, ident)), "\n"))
 	_ = orderdata.Schema
+}
+
+// A table whose own iceberg-go retries are on is refused before anything
+// is written: those retries replay a stale delete list on conflict.
+func TestReplacePartitionRefusesIcebergRetries(t *testing.T) {
+	cat, dir := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{"commit.retry.num-retries": "3"})
+	w := open(t, cat, ident)
+	_, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), reader(orderdata.Day(day0, 3)))
+	require.ErrorIs(t, err, commit.ErrUnsupported)
+	assert.Contains(t, err.Error(), "commit.retry.num-retries")
+	assert.Empty(t, catalogtest.DataFiles(t, dir))
 }

@@ -307,3 +307,25 @@ func TestContractViolationIsQuarantined(t *testing.T) {
 	assert.Equal(t, files, target, "no orphan files in the target table")
 	_ = commit.ErrConflict
 }
+
+// On a format-v3 table the history default is written as Iceberg's
+// initial-default. (Replacing partitions of a v3 table is refused for now:
+// commit.ErrUnsupported, see the README.)
+func TestAddColumnInitialDefaultV3(t *testing.T) {
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "orders_v3", orderdata.Schema, orderdata.Spec, iceberg.Properties{"format-version": "3"})
+	w := open(t, cat, ident)
+	require.NoError(t, w.AddColumn(context.Background(), table.NewColumn{Name: "channel", Type: iceberg.PrimitiveTypes.String, InitialDefault: iceberg.NewLiteral("store")}))
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	require.NoError(t, err)
+	f, ok := tbl.Schema().FindFieldByName("channel")
+	require.True(t, ok)
+	assert.Equal(t, "store", f.InitialDefault)
+	assert.Contains(t, tbl.Properties()[table.SchemaChangePrefix+"1"], "initial-default store")
+
+	rows := reader(orderdata.Day(day0, 3))
+	defer rows.Release()
+	_, err = w.ReplacePartition(context.Background(), dayKey(t, w, day0), rows)
+	assert.ErrorIs(t, err, commit.ErrUnsupported)
+	assert.Equal(t, 0, catalogtest.Snapshots(t, cat, ident))
+}
