@@ -210,6 +210,9 @@ func (req *Request) attempt(ctx context.Context, tbl *icetable.Table, keys map[p
 	}
 	committed, err := txn.Commit(ctx)
 	if err != nil {
+		if isConflict(err) {
+			discardAttempt(context.WithoutCancel(ctx), txn, tbl)
+		}
 		return 0, err
 	}
 	if req.Committed != nil {

@@ -104,6 +104,7 @@ func TestStress(t *testing.T) {
 						t.Errorf("partition %s = %v, want %d rows of tag %s (its last commit)", day, tags, rows, want)
 					}
 				}
+				assertNoOrphanData(t, e, ident)
 				keys := make([]int, 0, len(attempts))
 				for k := range attempts {
 					keys = append(keys, k)

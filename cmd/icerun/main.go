@@ -4,6 +4,7 @@
 //	icerun backfill -table db.t -dir in/ -from event_date=2025-06-01 -to event_date=2026-07-14 [-workers 4]
 //	icerun history  -table db.t event_date=2026-07-14
 //	icerun plan     -table db.t -key event_date=2026-07-14
+//	icerun cleanup  -table db.t [-min-age 6h | -any-age] [-delete]
 //
 // The catalog is the embedded SQLite catalog in ./warehouse (-warehouse,
 // ICERUN_WAREHOUSE), or any iceberg-go catalog given by -catalog-uri
@@ -45,12 +46,13 @@ var commands = map[string]func(ctx context.Context, e *env, args []string) error
 	"backfill": backfillCmd,
 	"history":  historyCmd,
 	"plan":     planCmd,
+	"cleanup":  cleanupCmd,
 }
 
 // run runs one command and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || commands[args[0]] == nil {
-		fmt.Fprintln(stderr, "icerun: usage: icerun replace|backfill|history|plan [flags] (icerun CMD -h for flags)")
+		fmt.Fprintln(stderr, "icerun: usage: icerun replace|backfill|history|plan|cleanup [flags] (icerun CMD -h for flags)")
 		return 2
 	}
 	e := &env{out: stdout, err: stderr}
