@@ -3,6 +3,7 @@ package internal
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -27,7 +28,8 @@ func OpenSQLite(ctx context.Context, dir string) (catalog.Catalog, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("icerun: warehouse %q: %w", dir, err)
 	}
-	dsn := "file:" + filepath.Join(abs, "catalog.db") +
+	// A URI: '%', '?' and '#' in the folder name must be escaped.
+	dsn := "file:" + (&url.URL{Path: filepath.Join(abs, "catalog.db")}).EscapedPath() +
 		"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	return catalog.Load(ctx, CatalogName, iceberg.Properties{
 		"type":                "sql",

@@ -142,6 +142,11 @@ func (s *stager) finish() ([]iceberg.DataFile, error) {
 	return s.files, s.err
 }
 
+// ErrIncompleteWrite means the Parquet files written hold fewer rows than
+// the input: a file write failed and iceberg-go did not report why (it can
+// drop the error of a failed file). Nothing was committed.
+var ErrIncompleteWrite = errors.New("table: a data file write failed")
+
 // checkRows fails when the files written hold fewer rows than were added:
 // iceberg-go v0.7.0 can drop the batches of a file whose creation failed
 // without reporting the error (the failed partition writer leaves the
@@ -152,7 +157,7 @@ func (s *stager) checkRows() error {
 		n += f.Count()
 	}
 	if n != s.rows {
-		return fmt.Errorf("table: the data files written hold %d rows, %d were given: a file write failed", n, s.rows)
+		return fmt.Errorf("%w: the data files written hold %d rows, %d were given", ErrIncompleteWrite, n, s.rows)
 	}
 	return nil
 }
