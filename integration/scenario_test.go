@@ -100,7 +100,7 @@ func assertNoOrphanData(t testing.TB, e env, ident icetable.Identifier) {
 		// (commit/discard.go); only the catalog's own metadata files remain.
 		assert.False(t, strings.HasSuffix(f.Path, ".avro"), "manifest %s of a lost commit attempt left behind", f.Path)
 	}
-	t.Logf("%s: %d metadata files of lost commit attempts left %v, %d removed by cleanup", e.Target, len(meta), meta, len(rep.Removed))
+	t.Logf("%s: %d metadata files of lost commit attempts left, %d removed by cleanup", e.Target, len(meta), len(rep.Removed))
 	assert.Len(t, rep.Removed, len(rep.Orphans))
 	assert.Equal(t, before, scan(t, cat, ident), "cleanup changed the table")
 	assertNoOrphans(t, e, ident)
