@@ -28,7 +28,7 @@ type config struct {
 // Defaults of the options.
 const (
 	DefaultCodeVersion = "unversioned"
-	DefaultSplitRows   = 1 << 20
+	DefaultSplitRows   = 256 << 10
 	DefaultMaxWriters  = 2
 )
 
