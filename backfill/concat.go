@@ -7,21 +7,32 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	icetable "github.com/apache/iceberg-go/table"
+
 	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
 )
 
 // concat reads the rows of the jobs of several keys, one after the other,
 // calling each job when the previous reader is exhausted. It counts the
-// rows. Not safe for concurrent use.
+// rows. With tbl set (a group of several keys), every row is checked
+// against the key of the job that produced it, so that a job's row of
+// another key of the group fails with partition.ErrRowOutside, as it would
+// for a group of one. Not safe for concurrent use.
 type concat struct {
 	ctx  context.Context
 	job  Job
 	keys []partition.Key
+	tbl  *icetable.Table // nil: no per-job check
 	next int
 	cur  array.RecordReader
 	sc   *arrow.Schema
 	rows int64
 	err  error
+
+	res     *schema.Resolution
+	spec    *partition.Spec
+	matcher *partition.Matcher // of the current job's key
 }
 
 // open calls the first job, so that Schema is known.
@@ -52,7 +63,34 @@ func (c *concat) advance() error {
 		return fmt.Errorf("backfill: job %s: schema differs from the job of %s", k, c.keys[0])
 	}
 	c.cur = rdr
+	if c.tbl == nil {
+		return nil
+	}
+	if c.res == nil {
+		if c.res, err = schema.Resolve(rdr.Schema(), c.tbl.Schema(), c.tbl.NameMapping(), schema.IgnoreUnknown); err != nil {
+			return fmt.Errorf("backfill: job %s: %w", k, err)
+		}
+		if c.spec, err = partition.NewSpec(c.tbl.Spec(), c.tbl.Schema()); err != nil {
+			return fmt.Errorf("backfill: job %s: %w", k, err)
+		}
+	}
+	if c.matcher, err = c.spec.Matcher(k, c.res.Schema()); err != nil {
+		return fmt.Errorf("backfill: job %s: %w", k, err)
+	}
 	return nil
+}
+
+// check fails when a row of rec is outside the current job's key.
+func (c *concat) check(rec arrow.RecordBatch) error {
+	if c.matcher == nil {
+		return nil
+	}
+	out, err := c.res.Apply(c.ctx, rec)
+	if err != nil {
+		return err
+	}
+	defer out.Release()
+	return c.matcher.Check(out)
 }
 
 func (c *concat) Retain()                        {}
@@ -64,6 +102,10 @@ func (c *concat) Err() error                     { return c.err }
 func (c *concat) Next() bool {
 	for c.err == nil {
 		if c.cur.Next() {
+			if err := c.check(c.cur.RecordBatch()); err != nil {
+				c.err = fmt.Errorf("backfill: job %s: %w", c.keys[c.next-1], err)
+				return false
+			}
 			c.rows += c.cur.RecordBatch().NumRows()
 			return true
 		}

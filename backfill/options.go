@@ -59,9 +59,9 @@ func WithWorkers(n int) Option {
 // written together and replace their k partitions atomically (a key whose
 // job returns no rows is emptied). Fewer, larger snapshots make a long
 // backfill's metadata smaller and its commits linear; a failure then
-// retries the whole group. Within a group, rows are routed by their own
-// partition value: a job's row that belongs to another key of its group is
-// not an error (with k = 1 it is partition.ErrRowOutside). Default 1.
+// retries the whole group. Every job's rows are checked against its own
+// key, in a group as alone: a row of another key fails the group with
+// partition.ErrRowOutside. Default 1.
 func WithKeysPerSnapshot(k int) Option {
 	return func(c *config) error {
 		if k < 1 {

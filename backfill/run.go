@@ -268,6 +268,9 @@ func (r *runner) runGroup(ctx context.Context, group []partition.Key) *Failure {
 // replace runs the jobs of group and replaces their partitions once.
 func (r *runner) replace(ctx context.Context, group []partition.Key) (commit.Result, int64, error) {
 	rdr := &concat{ctx: ctx, job: r.job, keys: group}
+	if len(group) > 1 {
+		rdr.tbl = r.w.Table()
+	}
 	defer rdr.Release()
 	if err := rdr.open(); err != nil {
 		return commit.Result{}, 0, err

@@ -272,3 +272,23 @@ func TestBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRowOutsideItsJobsKey: a job that returns a row of another key fails,
+// in a group of one and in a group of several keys alike, and nothing of
+// that group is committed.
+func TestRowOutsideItsJobsKey(t *testing.T) {
+	for _, perSnapshot := range []int{1, 4} {
+		t.Run(fmt.Sprintf("%d keys per snapshot", perSnapshot), func(t *testing.T) {
+			cat, ident, w, ks := setup(t)
+			// The job of each key returns its day plus one row of the next day:
+			// a key of the same group when several keys share a snapshot.
+			stray := func(_ context.Context, k partition.Key) (array.RecordReader, error) {
+				d := dayOf(k)
+				return orderdata.Reader(append(orderdata.Day(d, 5), orderdata.Day(d.AddDate(0, 0, 1), 1)...), 16), nil
+			}
+			_, err := backfill.Run(context.Background(), w, ks[:4], stray, backfill.WithKeysPerSnapshot(perSnapshot), backfill.WithRetries(0))
+			require.ErrorIs(t, err, partition.ErrRowOutside)
+			require.Empty(t, catalogtest.CanonicalScan(t, cat, ident), "nothing may be committed")
+		})
+	}
+}
