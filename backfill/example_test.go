@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/backfill"
 	"github.com/icerun/icerun/examples/orderdata"
-	"github.com/icerun/icerun/internal"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -22,12 +20,8 @@ func ExampleRun() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "icerun-example-")
 	defer os.RemoveAll(dir)
-	cat, err := internal.OpenSQLite(ctx, dir)
+	cat, ident, err := orderdata.Open(ctx, dir) // the embedded default catalog
 	if err != nil {
-		panic(err)
-	}
-	ident := icetable.Identifier{"shop", "fact_orders"}
-	if err := orderdata.CreateTable(ctx, cat, ident); err != nil {
 		panic(err)
 	}
 	w, err := table.Open(ctx, cat, ident, table.WithCodeVersion("orders-v1"))

@@ -6,10 +6,7 @@ import (
 	"os"
 	"time"
 
-	icetable "github.com/apache/iceberg-go/table"
-
 	"github.com/icerun/icerun/examples/orderdata"
-	"github.com/icerun/icerun/internal"
 	"github.com/icerun/icerun/table"
 )
 
@@ -19,12 +16,8 @@ func ExampleWriter_ReplacePartition() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "icerun-example-")
 	defer os.RemoveAll(dir)
-	cat, err := internal.OpenSQLite(ctx, dir) // the embedded default
+	cat, ident, err := orderdata.Open(ctx, dir) // the embedded default catalog
 	if err != nil {
-		panic(err)
-	}
-	ident := icetable.Identifier{"shop", "fact_orders"}
-	if err := orderdata.CreateTable(ctx, cat, ident); err != nil {
 		panic(err)
 	}
 	w, err := table.Open(ctx, cat, ident, table.WithCodeVersion("v1"))
@@ -54,12 +47,8 @@ func ExampleWriter_ReplacePartitions() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "icerun-example-")
 	defer os.RemoveAll(dir)
-	cat, err := internal.OpenSQLite(ctx, dir)
+	cat, ident, err := orderdata.Open(ctx, dir) // the embedded default catalog
 	if err != nil {
-		panic(err)
-	}
-	ident := icetable.Identifier{"shop", "fact_orders"}
-	if err := orderdata.CreateTable(ctx, cat, ident); err != nil {
 		panic(err)
 	}
 	w, err := table.Open(ctx, cat, ident)

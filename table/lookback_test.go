@@ -11,12 +11,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
-	"github.com/icerun/icerun/internal"
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
@@ -213,12 +211,8 @@ func ExampleWriter_ReplaceWindow() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "icerun-example-")
 	defer os.RemoveAll(dir)
-	cat, err := internal.OpenSQLite(ctx, dir)
+	cat, ident, err := orderdata.Open(ctx, dir) // the embedded default catalog
 	if err != nil {
-		panic(err)
-	}
-	ident := icetable.Identifier{"shop", "fact_orders"}
-	if err := orderdata.CreateTable(ctx, cat, ident); err != nil {
 		panic(err)
 	}
 	w, err := table.Open(ctx, cat, ident)

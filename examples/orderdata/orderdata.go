@@ -13,6 +13,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/internal"
 )
 
 // Schema is the fact_orders table schema.
@@ -155,4 +157,20 @@ func CreateTable(ctx context.Context, cat catalog.Catalog, ident icetable.Identi
 		return nil
 	}
 	return err
+}
+
+// FactOrders is the identifier the examples use.
+var FactOrders = icetable.Identifier{"shop", "fact_orders"}
+
+// Open opens the embedded SQLite catalog in dir and creates [FactOrders]
+// there unless it exists: the set-up of every example.
+func Open(ctx context.Context, dir string) (catalog.Catalog, icetable.Identifier, error) {
+	cat, err := internal.OpenSQLite(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := CreateTable(ctx, cat, FactOrders); err != nil {
+		return nil, nil, err
+	}
+	return cat, FactOrders, nil
 }
