@@ -57,8 +57,13 @@ var (
 // duplicate one. The merges and commit attempts together are bounded by
 // the [WithRetry] budget (its Attempts), then [commit.ErrConflict].
 //
-// Memory holds the input (the change set, resolved) and its keys; each
-// touched partition is streamed batch by batch, one partition at a time.
+// Memory is bounded by one partition's keys plus batch buffers: the input
+// is resolved and spilled once to staged Parquet files, one set per
+// partition (never committed, removed before Upsert returns; after a
+// crash an orphan cleanup removes them), plus an 8-byte hash per input
+// key to refuse a key found in two partitions. Each touched partition, its
+// current rows and its spilled input are then streamed batch by batch, one
+// partition at a time.
 //
 // The result counts, as for a replace, every row the rewritten
 // partitions held (DeletedRows) and hold now (AddedRows). A rerun whose
@@ -91,8 +96,8 @@ func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	chg, err := readChanges(ctx, rows, res, spec, keyColumns, w.cfg.upsertOrder)
-	defer chg.release()
+	chg, err := readChanges(ctx, tbl, rows, res, spec, keyColumns, w.cfg)
+	defer func() { _ = chg.release() }() // best effort: an orphan cleanup removes what remains
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -124,11 +129,7 @@ func (e *baseMovedError) Error() string {
 // run merges every touched partition and commits, merging again the
 // partitions another writer changed in between.
 func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, error) {
-	keys := make([]partition.Key, 0, len(u.chg.parts))
-	for k := range u.chg.parts {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b partition.Key) int { return strings.Compare(a.String(), b.String()) })
+	keys := u.chg.keys()
 	if len(keys) == 0 {
 		r := commit.Result{Unchanged: true}
 		if s := tbl.CurrentSnapshot(); s != nil {

@@ -4,10 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"hash/fnv"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/internal/fingerprint"
 	"github.com/icerun/icerun/partition"
@@ -16,22 +20,25 @@ import (
 )
 
 // changes is the input of one upsert, resolved to the table schema and
-// reduced to one row per key: the rows that will replace or join the
-// rows of each partition the input touches.
-//
-// The resolved input batches are kept in memory for the whole call (they
-// are the change set); the partitions they touch are streamed.
+// spilled once to staged Parquet files, one set per partition, so that
+// memory stays bounded by one partition's keys plus batch buffers
+// whatever the input size. The spill files are never committed; release
+// removes them.
 type changes struct {
-	batches []arrow.RecordBatch
-	parts   map[partition.Key]map[string]*winner // by partition, by key bytes
-	owner   map[string]partition.Key             // the partition of every key
+	tbl        *icetable.Table
+	spill      *stager
+	files      map[partition.Key][]iceberg.DataFile
+	keyColumns []string
+	order      string
 }
 
-// winner is the input row that a key resolves to.
+// winner is the input row that a key resolves to. tie holds the key's
+// text while two different rows share the greatest order value: an error
+// unless a greater one comes.
 type winner struct {
-	batch, row int
-	hash       uint64
-	ord        orderValue
+	hash uint64
+	ord  orderValue
+	tie  string
 }
 
 type orderValue struct {
@@ -57,23 +64,37 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func (c *changes) release() {
-	for _, b := range c.batches {
-		b.Release()
+// release removes the spill files.
+func (c *changes) release() error {
+	if c.spill == nil {
+		return nil
 	}
-	c.batches = nil
+	files, _ := c.spill.finish()
+	return c.spill.remove(files)
 }
 
-// readChanges reads every input batch, resolves it and resolves duplicate
-// keys (see [Writer.Upsert] for the rule).
-func readChanges(ctx context.Context, rows array.RecordReader, res *schema.Resolution, spec *partition.Spec, keyColumns []string, order string) (*changes, error) {
-	c := &changes{parts: make(map[partition.Key]map[string]*winner), owner: make(map[string]partition.Key)}
+// keys are the partitions the input touches.
+func (c *changes) keys() []partition.Key {
+	out := make([]partition.Key, 0, len(c.files))
+	for k := range c.files {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b partition.Key) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// readChanges reads every input batch, resolves it and spills it. A key
+// found in two partitions of the input fails with ErrDuplicateKey here;
+// duplicates within a partition are resolved by [changes.winners].
+func readChanges(ctx context.Context, tbl *icetable.Table, rows array.RecordReader, res *schema.Resolution, spec *partition.Spec, keyColumns []string, cfg config) (*changes, error) {
+	c := &changes{tbl: tbl, keyColumns: keyColumns, order: cfg.upsertOrder, files: make(map[partition.Key][]iceberg.DataFile)}
 	enc, err := recordid.NewEncoder(keyColumns...)
 	if err != nil {
 		return c, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
+	c.spill = newStager(ctx, tbl, res.Schema(), cfg)
+	owner := make(map[uint64]partition.Key) // hash of the key bytes -> its partition
 	var buf []byte
-	var hashes []uint64
 	for rows.Next() {
 		if err := ctx.Err(); err != nil {
 			return c, err
@@ -82,54 +103,143 @@ func readChanges(ctx context.Context, rows array.RecordReader, res *schema.Resol
 		if err != nil {
 			return c, err
 		}
-		bi := len(c.batches)
-		c.batches = append(c.batches, rec)
 		if err := enc.Bind(rec); err != nil {
+			rec.Release()
 			return c, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
-		}
-		ordOf, err := orderColumn(rec, order)
-		if err != nil {
-			return c, err
 		}
 		keys, rowKey, err := spec.RowKeys(rec)
 		if err != nil {
+			rec.Release()
 			return c, err
 		}
-		hashes = fingerprint.RowHashes(rec, hashes)
 		for row, ki := range rowKey {
 			k := keys[ki]
 			buf = enc.Append(buf[:0], row)
-			if owner, ok := c.owner[string(buf)]; ok && owner != k {
-				return c, fmt.Errorf("%w: key %s is in partitions %s and %s of the input", ErrDuplicateKey, keyText(rec, keyColumns, row), owner, k)
+			h := keyHash(buf)
+			if prev, ok := owner[h]; ok && prev != k {
+				err := fmt.Errorf("%w: key %s is in partitions %s and %s of the input", ErrDuplicateKey, keyText(rec, keyColumns, row), prev, k)
+				rec.Release()
+				return c, err
 			}
-			part := c.parts[k]
-			if part == nil {
-				part = make(map[string]*winner)
-				c.parts[k] = part
-			}
-			cand := &winner{batch: bi, row: row, hash: hashes[row], ord: ordOf(row)}
-			prev, ok := part[string(buf)]
-			if !ok {
-				id := string(buf)
-				part[id], c.owner[id] = cand, k
-				continue
-			}
-			if prev.hash == cand.hash { // the same row again: a redelivery
-				continue
-			}
-			switch d := cand.ord.compare(prev.ord); {
-			case order != "" && d > 0:
-				part[string(buf)] = cand
-			case order != "" && d < 0:
-			default:
-				return c, fmt.Errorf("%w: key %s has different rows in the input%s", ErrDuplicateKey, keyText(rec, keyColumns, row), orderHint(order))
-			}
+			owner[h] = k
+		}
+		if err := c.spill.add(rec); err != nil {
+			return c, err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return c, fmt.Errorf("reading input: %w", err)
 	}
+	files, err := c.spill.finish()
+	if err != nil {
+		return c, err
+	}
+	for _, f := range files {
+		k, err := spec.KeyFromValues(f.Partition())
+		if err != nil {
+			return c, err
+		}
+		c.files[k] = append(c.files[k], f)
+	}
 	return c, ctx.Err()
+}
+
+// keyHash is a 64-bit hash of encoded key bytes.
+func keyHash(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
+
+// each calls fn with every spilled input batch of partition k, resolved
+// to the table layout; fn does not own rec.
+func (c *changes) each(ctx context.Context, k partition.Key, fn func(rec arrow.RecordBatch) error) error {
+	tasks := make([]icetable.FileScanTask, len(c.files[k]))
+	for i, f := range c.files[k] {
+		tasks[i] = icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
+	}
+	if len(tasks) == 0 {
+		return nil
+	}
+	sc, batches, err := c.tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(ctx, tasks)
+	if err != nil {
+		return err
+	}
+	res, err := schema.Resolve(sc, c.tbl.Schema(), c.tbl.NameMapping(), schema.IgnoreUnknown)
+	if err != nil {
+		return err
+	}
+	for raw, err := range batches {
+		if err != nil {
+			return err
+		}
+		rec, err := res.Apply(ctx, raw)
+		raw.Release()
+		if err != nil {
+			return err
+		}
+		err = fn(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// winners reads the spilled input of partition k and resolves duplicate
+// keys (see [Writer.Upsert] for the rule, which does not depend on the
+// input order): by key bytes, the hash of the row that wins.
+func (c *changes) winners(ctx context.Context, k partition.Key) (map[string]uint64, error) {
+	enc, err := recordid.NewEncoder(c.keyColumns...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	win := make(map[string]winner)
+	var buf []byte
+	var hashes []uint64
+	err = c.each(ctx, k, func(rec arrow.RecordBatch) error {
+		if err := enc.Bind(rec); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+		}
+		ordOf, err := orderColumn(rec, c.order)
+		if err != nil {
+			return err
+		}
+		hashes = fingerprint.RowHashes(rec, hashes)
+		for row := range int(rec.NumRows()) {
+			buf = enc.Append(buf[:0], row)
+			cand := winner{hash: hashes[row], ord: ordOf(row)}
+			prev, ok := win[string(buf)]
+			switch d := cand.ord.compare(prev.ord); {
+			case !ok:
+				win[string(buf)] = cand
+			case prev.hash == cand.hash: // the same row again: a redelivery
+			case d > 0:
+				win[string(buf)] = cand
+			case d == 0:
+				prev.tie = keyText(rec, c.keyColumns, row)
+				win[string(buf)] = prev
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]uint64, len(win))
+	var ties []string
+	for key, w := range win {
+		if w.tie != "" {
+			ties = append(ties, w.tie)
+		}
+		out[key] = w.hash
+	}
+	if len(ties) > 0 {
+		slices.Sort(ties)
+		return nil, fmt.Errorf("%w: key %s has different rows in the input%s", ErrDuplicateKey, ties[0], orderHint(c.order))
+	}
+	return out, nil
 }
 
 func orderHint(order string) string {

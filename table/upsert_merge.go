@@ -64,7 +64,7 @@ func paths(files []iceberg.DataFile) []string {
 
 // mergeUpsert writes the new content of partition k: the rows it holds in
 // tbl whose key is not in the change set, then the change set's rows of k.
-// Memory: one batch of the partition at a time, plus the change set.
+// Memory: one batch at a time, plus the keys of k's input.
 func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key) (*merged, error) {
 	tasks, err := partitionFiles(ctx, tbl, u.spec, k)
 	if err != nil {
@@ -85,12 +85,16 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 		sum.Add(rec)
 		return m.st.add(rec)
 	}
+	win, err := u.chg.winners(ctx, k)
+	if err != nil {
+		return m, err
+	}
 	if len(tasks) > 0 {
-		if err := u.keepUnchanged(ctx, tbl, tasks, k, add); err != nil {
+		if err := u.keepUnchanged(ctx, tbl, tasks, win, add); err != nil {
 			return m, err
 		}
 	}
-	if err := u.addChanged(ctx, k, add); err != nil {
+	if err := u.addChanged(ctx, k, win, add); err != nil {
 		return m, err
 	}
 	files, err := m.st.finish()
@@ -101,9 +105,9 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	return m, nil
 }
 
-// keepUnchanged streams the rows of tasks whose key the change set of k
+// keepUnchanged streams the rows of tasks whose key the change set (win)
 // does not hold to add.
-func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, k partition.Key, add func(arrow.RecordBatch) error) error {
+func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, win map[string]uint64, add func(arrow.RecordBatch) error) error {
 	// One file at a time, in batches of mergeBatchRows: memory stays a few
 	// batches whatever the partition size.
 	sc, batches, err := tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(ctx, tasks)
@@ -121,7 +125,6 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 	if err != nil {
 		return err
 	}
-	changed := u.chg.parts[k]
 	var buf []byte
 	keep := array.NewBooleanBuilder(memory.DefaultAllocator)
 	defer keep.Release()
@@ -142,7 +145,7 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 		keep.Reserve(n)
 		for row := 0; row < n; row++ {
 			buf = enc.Append(buf[:0], row)
-			_, hit := changed[string(buf)]
+			_, hit := win[string(buf)]
 			keep.UnsafeAppend(!hit)
 			if hit {
 				dropped++
@@ -165,31 +168,39 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 	return nil
 }
 
-// addChanged passes the change set's rows of k to add.
-func (u *upsert) addChanged(ctx context.Context, k partition.Key, add func(arrow.RecordBatch) error) error {
-	rows := make(map[int][]int) // by batch
-	for _, w := range u.chg.parts[k] {
-		rows[w.batch] = append(rows[w.batch], w.row)
+// addChanged passes the winning input rows of partition k to add, each
+// key once.
+func (u *upsert) addChanged(ctx context.Context, k partition.Key, win map[string]uint64, add func(arrow.RecordBatch) error) error {
+	enc, err := recordid.NewEncoder(u.keyColumns...)
+	if err != nil {
+		return err
 	}
-	for bi, rec := range u.chg.batches {
-		sel := rows[bi]
-		if len(sel) == 0 {
-			continue
+	emitted := make(map[string]bool, len(win))
+	var buf []byte
+	var hashes []uint64
+	return u.chg.each(ctx, k, func(rec arrow.RecordBatch) error {
+		if err := enc.Bind(rec); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 		}
-		slices.Sort(sel)
-		if len(sel) == int(rec.NumRows()) {
-			rec.Retain()
-			if err := add(rec); err != nil {
-				return err
+		hashes = fingerprint.RowHashes(rec, hashes)
+		n, kept := int(rec.NumRows()), 0
+		mask := make([]bool, n)
+		for row := range n {
+			buf = enc.Append(buf[:0], row)
+			if h, ok := win[string(buf)]; ok && h == hashes[row] && !emitted[string(buf)] {
+				emitted[string(buf)] = true
+				mask[row] = true
+				kept++
 			}
-			continue
+		}
+		if kept == n {
+			rec.Retain()
+			return add(rec)
+		}
+		if kept == 0 {
+			return nil
 		}
 		b := array.NewBooleanBuilder(memory.DefaultAllocator)
-		b.Resize(int(rec.NumRows()))
-		mask := make([]bool, rec.NumRows())
-		for _, r := range sel {
-			mask[r] = true
-		}
 		b.AppendValues(mask, nil)
 		arr := b.NewBooleanArray()
 		b.Release()
@@ -198,11 +209,8 @@ func (u *upsert) addChanged(ctx context.Context, k partition.Key, add func(arrow
 		if err != nil {
 			return err
 		}
-		if err := add(out); err != nil {
-			return err
-		}
-	}
-	return nil
+		return add(out)
+	})
 }
 
 // mergeBatchRows is the Arrow batch size a partition is read with.

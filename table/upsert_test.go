@@ -290,3 +290,45 @@ func TestUpsertRefusesOlderSpecFiles(t *testing.T) {
 	assert.Equal(t, string(before), string(catalogtest.CanonicalScan(t, cat, ident)))
 	assert.Equal(t, files, catalogtest.DataFiles(t, dir), "staged files must be removed")
 }
+
+// The duplicate rule does not depend on input order: a tie at one order
+// value is resolved by a greater value wherever it comes in the input.
+func TestUpsertDuplicateRuleIsOrderIndependent(t *testing.T) {
+	base := orderdata.Day(day0, 1)[0]
+	tieA, tieB, top := base, base, base
+	tieA.Amount, tieA.Currency = 2, "EUR"
+	tieB.Amount, tieB.Currency = 2, "USD"
+	top.Amount = 3
+	for _, in := range [][]orderdata.Order{{tieA, tieB, top}, {top, tieA, tieB}, {tieA, top, tieB}} {
+		cat, ident, _ := ordersTable(t)
+		w := open(t, cat, ident, table.WithUpsertOrder("amount_minor"))
+		_, err := w.Upsert(context.Background(), reader(in), "order_id")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"3"}, column(t, cat, ident, "amount_minor"))
+	}
+	cat, ident, _ := ordersTable(t)
+	w := open(t, cat, ident, table.WithUpsertOrder("amount_minor"))
+	_, err := w.Upsert(context.Background(), reader([]orderdata.Order{tieA, tieB}), "order_id")
+	assert.ErrorIs(t, err, table.ErrDuplicateKey)
+}
+
+// The input is spilled to staged files while merging; none of them stays.
+func TestUpsertLeavesOnlyLiveFiles(t *testing.T) {
+	cat, ident, dir := ordersTable(t)
+	w := open(t, cat, ident)
+	in := append(orderdata.Day(day0, 50), orderdata.Day(day0.AddDate(0, 0, 1), 50)...)
+	for range 2 { // the second run is Unchanged
+		_, err := w.Upsert(context.Background(), reader(in), "order_id")
+		require.NoError(t, err)
+	}
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	require.NoError(t, err)
+	tasks, err := tbl.Scan().PlanFiles(context.Background())
+	require.NoError(t, err)
+	var live []string
+	for _, task := range tasks {
+		live = append(live, strings.TrimPrefix(task.File.FilePath(), "file://"))
+	}
+	slices.Sort(live)
+	assert.Equal(t, live, catalogtest.DataFiles(t, dir))
+}
