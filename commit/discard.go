@@ -2,6 +2,13 @@ package commit
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+
+	iceio "github.com/apache/iceberg-go/io"
 
 	icetable "github.com/apache/iceberg-go/table"
 )
@@ -32,4 +39,62 @@ func discardAttempt(ctx context.Context, txn *icetable.Transaction, base *icetab
 		}
 	}
 	_ = fsys.Remove(snap.ManifestList)
+}
+
+// discardLostMetadata removes the metadata files that catalogs wrote for
+// commits that lost the race from base: after a conflict the table has
+// moved past base's version v, so every commit built on base (ours
+// included, and any other still in flight) can only fail, and the one
+// metadata file of version v+1 that won is in the table's metadata log
+// (or is the current file). Every other file named v+1-<uuid>.metadata.json
+// beside base's file is such a loser, referenced by nothing, and never
+// will be. Nothing is removed unless the winner is found. Best effort.
+func discardLostMetadata(ctx context.Context, base, now *icetable.Table) {
+	dir, baseName := path.Split(base.MetadataLocation())
+	v, ok := metadataVersion(baseName)
+	if !ok {
+		return
+	}
+	next := fmt.Sprintf("%05d-", v+1)
+	// Compare by file name: names carry a UUID, and the same file may be
+	// spelled with other URI forms in the log and in a listing.
+	live := map[string]bool{path.Base(now.MetadataLocation()): true}
+	for e := range now.Metadata().PreviousFiles() {
+		live[path.Base(e.MetadataFile)] = true
+	}
+	winner := false
+	for name := range live {
+		winner = winner || strings.HasPrefix(name, next)
+	}
+	if !winner {
+		return
+	}
+	fsys, err := now.FS(ctx)
+	if err != nil {
+		return
+	}
+	lister, ok := fsys.(iceio.ListableIO)
+	if !ok {
+		return
+	}
+	_ = lister.WalkDir(strings.TrimSuffix(dir, "/"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if name := path.Base(p); strings.HasPrefix(name, next) && strings.HasSuffix(name, ".metadata.json") && !live[name] {
+			_ = fsys.Remove(p)
+		}
+		return nil
+	})
+}
+
+// metadataVersion parses the version of a metadata file named
+// "00042-<uuid>.metadata.json".
+func metadataVersion(name string) (int, bool) {
+	num, _, ok := strings.Cut(name, "-")
+	if !ok || len(num) < 5 {
+		return 0, false
+	}
+	v, err := strconv.Atoi(num)
+	return v, err == nil && v >= 0
 }

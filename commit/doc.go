@@ -19,15 +19,20 @@
 //   - a conflict (the catalog refused the commit because the table moved:
 //     iceberg-go's ErrCommitFailed, or a failed requirement such as
 //     `branch "main" has changed` or `was created concurrently`) means
-//     nothing was committed; the loop backs off and tries again, within the
-//     [Policy] budget, then fails with [ErrConflict];
+//     nothing was committed; the loop removes what the lost attempt wrote
+//     (its manifests, and the metadata files catalogs wrote for commits
+//     that lost the race from the same base, once the winner is in the
+//     metadata log), backs off and tries again, within the [Policy]
+//     budget, then fails with [ErrConflict];
 //   - any other error may have been applied by the catalog. The loop
 //     reloads the table and looks for this call's commit token in the
 //     snapshot summaries. Found: the commit landed, and the call succeeds.
-//     Not found: the catalog did not apply it (catalog commits are
+//     Not found: the catalog did not apply it (SQL catalog commits are
 //     synchronous), and the error is returned. When the table cannot be
-//     reloaded the call fails with an [*UnknownOutcomeError] and the caller
-//     must not delete the new files: the table may reference them.
+//     reloaded, or a REST catalog answered "commit state unknown" (it may
+//     still apply the commit), the call fails with an
+//     [*UnknownOutcomeError] and the caller must not delete the new files:
+//     the table may reference them.
 //
 // The loop never relies on iceberg-go's own commit retries (table property
 // commit.retry.num-retries, default 0), which replay a stale delete list.

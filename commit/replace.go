@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/partition"
@@ -100,6 +101,9 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 		}
 		if !isConflict(err) {
 			return res, req.resolveUnknown(ctx, cat, err, &res)
+		}
+		if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
+			discardLostMetadata(context.WithoutCancel(ctx), tbl, now)
 		}
 		if attempt >= pol.Attempts {
 			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, ErrConflict, attempt, err)
@@ -277,17 +281,16 @@ func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cer
 	defer cancel()
 	tbl, err := cat.LoadTable(rctx, req.Ident)
 	if err != nil {
-		var paths []string
-		for _, p := range req.Parts {
-			for _, f := range p.Files {
-				paths = append(paths, f.FilePath())
-			}
-		}
-		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: paths, Err: errors.Join(cerr, err)}
+		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
 	}
 	if s := findToken(tbl.Metadata(), req.Token); s != nil {
 		res.SnapshotID = s.SnapshotID
 		return nil
+	}
+	if errors.Is(cerr, rest.ErrCommitStateUnknown) {
+		// A REST server said it does not know whether the commit applied
+		// (a 5xx): it may still apply after this reload. Keep the files.
+		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
 	}
 	return fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
 }
@@ -314,4 +317,15 @@ func Supported(md icetable.Metadata) error {
 			ErrUnsupported, icetable.CommitNumRetriesKey, md.Properties()[icetable.CommitNumRetriesKey])
 	}
 	return nil
+}
+
+// files are the paths of the data files req adds.
+func (req *Request) files() []string {
+	var paths []string
+	for _, p := range req.Parts {
+		for _, f := range p.Files {
+			paths = append(paths, f.FilePath())
+		}
+	}
+	return paths
 }

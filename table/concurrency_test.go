@@ -149,6 +149,7 @@ func TestConcurrentWriters(t *testing.T) {
 			for _, n := range tags {
 				assert.Equal(t, rows, n)
 			}
+			assert.Empty(t, catalogtest.UnreferencedMetadata(t, cat, ident), "metadata files of lost commit races must be removed")
 		})
 		t.Run(name+"/different partitions on a table with no snapshot", func(t *testing.T) {
 			cat, ident, dir := ordersTable(t)

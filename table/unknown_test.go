@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +23,7 @@ type lossyCatalog struct {
 	catalog.Catalog
 	apply, loadFails bool
 	lost             bool
+	err              error // the error returned; errLost when nil
 }
 
 var errLost = errors.New("connection reset by peer")
@@ -33,6 +35,9 @@ func (c *lossyCatalog) CommitTable(ctx context.Context, ident icetable.Identifie
 		}
 	}
 	c.lost = true
+	if c.err != nil {
+		return nil, "", c.err
+	}
 	return nil, "", errLost
 }
 
@@ -90,4 +95,21 @@ func TestUnknownOutcomeUnresolvedKeepsFiles(t *testing.T) {
 	// The commit did land: the files it names must still exist.
 	assert.Len(t, catalogtest.DataFiles(t, dir), before+len(u.Files))
 	assert.Equal(t, 2, catalogtest.Snapshots(t, cat, ident))
+}
+
+// A REST catalog's "commit state unknown" (a 5xx) is not resolved by a
+// reload that does not find the token: the server may still apply it, so
+// the files are kept and the outcome is reported unknown.
+func TestUnknownOutcomeRESTStateUnknownKeepsFiles(t *testing.T) {
+	cat, ident, dir := ordersTable(t)
+	replaceDay(t, open(t, cat, ident), day0, 10)
+	before := len(catalogtest.DataFiles(t, dir))
+	lc := &lossyCatalog{Catalog: cat, err: rest.ErrCommitStateUnknown}
+	w := open(t, lc, ident)
+	_, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), reader(orderdata.Day(day0, 7)))
+	require.ErrorIs(t, err, commit.ErrUnknownOutcome)
+	var u *commit.UnknownOutcomeError
+	require.ErrorAs(t, err, &u)
+	assert.Len(t, catalogtest.DataFiles(t, dir), before+len(u.Files))
+	assert.Equal(t, 1, catalogtest.Snapshots(t, cat, ident))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,4 +83,30 @@ func Snapshots(t testing.TB, cat catalog.Catalog, ident icetable.Identifier) int
 		t.Fatalf("load %v: %v", ident, err)
 	}
 	return len(tbl.Metadata().Snapshots())
+}
+
+// UnreferencedMetadata lists the *.metadata.json files of the table on
+// disk that neither its current metadata nor its metadata log names.
+func UnreferencedMetadata(t testing.TB, cat catalog.Catalog, ident icetable.Identifier) []string {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatalf("load %v: %v", ident, err)
+	}
+	live := map[string]bool{filepath.Base(tbl.MetadataLocation()): true}
+	for e := range tbl.Metadata().PreviousFiles() {
+		live[filepath.Base(e.MetadataFile)] = true
+	}
+	dir := filepath.Dir(strings.TrimPrefix(tbl.MetadataLocation(), "file://"))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("read %s: %v", dir, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".metadata.json") && !live[e.Name()] {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
