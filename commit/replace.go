@@ -99,8 +99,18 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 		if errors.As(err, &nr) { // failed before reaching the catalog
 			return res, fmt.Errorf("%s: %w", req.Op, nr.err)
 		}
+		var ce *catalogError
+		errors.As(err, &ce)
 		if !isConflict(err) {
-			return res, req.resolveUnknown(ctx, cat, err, &res)
+			rerr := req.resolveUnknown(ctx, cat, err, &res)
+			var unknown *UnknownOutcomeError
+			if rerr != nil && !errors.As(rerr, &unknown) && ce != nil {
+				ce.discard() // not applied: the attempt's manifests are garbage
+			}
+			return res, rerr
+		}
+		if ce != nil {
+			ce.discard()
 		}
 		if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
 			discardLostMetadata(context.WithoutCancel(ctx), tbl, now)
@@ -214,10 +224,7 @@ func (req *Request) attempt(ctx context.Context, tbl *icetable.Table, keys map[p
 	}
 	committed, err := txn.Commit(ctx)
 	if err != nil {
-		if isConflict(err) {
-			discardAttempt(context.WithoutCancel(ctx), txn, tbl)
-		}
-		return 0, err
+		return 0, &catalogError{err: err, discard: func() { discardAttempt(context.WithoutCancel(ctx), txn, tbl) }}
 	}
 	if req.Committed != nil {
 		req.Committed(committed)
@@ -329,3 +336,14 @@ func (req *Request) files() []string {
 	}
 	return paths
 }
+
+// catalogError is an error of the catalog's commit call, with what removes
+// the manifests the attempt wrote, for use once it is known that the
+// commit was not applied.
+type catalogError struct {
+	err     error
+	discard func()
+}
+
+func (e *catalogError) Error() string { return e.err.Error() }
+func (e *catalogError) Unwrap() error { return e.err }
