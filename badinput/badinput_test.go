@@ -118,7 +118,7 @@ func ordersWith(c int, f *arrow.Field, fillCol func(b array.Builder, i int)) fun
 			}
 		}
 		os := orderdata.Day(day0, 3)
-		return customReader(fields, len(os), func(b *array.RecordBuilder, i int) {
+		return catalogtest.Reader(fields, len(os), func(b *array.RecordBuilder, i int) {
 			o, col := os[i], 0
 			for j := range src {
 				if j == c && f == nil {
@@ -195,10 +195,10 @@ func TestBadInput(t *testing.T) {
 		{"impossible date", step{table: orders, key: "event_date=2026-13-45", rows: ordersOf(nil)}, partition.ErrMalformedKey},
 		{"unknown partition field", step{table: orders, key: "nope=1", rows: ordersOf(nil)}, partition.ErrMalformedKey},
 		{"string id in a dynamic replace", step{table: labels, rows: func(*testing.T, catalog.Catalog, icetable.Identifier) array.RecordReader {
-			return customReader([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}}, 1, func(b *array.RecordBuilder, i int) { b.Field(0).(*array.StringBuilder).Append("1") })
+			return catalogtest.Reader([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}}, 1, func(b *array.RecordBuilder, i int) { b.Field(0).(*array.StringBuilder).Append("1") })
 		}}, schema.ErrIncompatibleType},
 		{"reader failing mid-stream", step{table: orders, key: day0Key, rows: func(*testing.T, catalog.Catalog, icetable.Identifier) array.RecordReader {
-			return &errReader{RecordReader: orderdata.Reader(orderdata.Day(day0, 300), 16), err: errDisk}
+			return &catalogtest.FailingReader{RecordReader: orderdata.Reader(orderdata.Day(day0, 300), 16), Failure: errDisk}
 		}}, errDisk},
 		{"cancelled context", step{table: orders, key: day0Key, rows: ordersOf(orderdata.Day(day0, 300)), ctx: func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(context.Background())

@@ -70,28 +70,6 @@ func labelReader(rs []row) array.RecordReader {
 	return rdr
 }
 
-// customReader builds a one-batch reader of the fields, filled by fill.
-func customReader(fields []arrow.Field, n int, fill func(b *array.RecordBuilder, i int)) array.RecordReader {
-	sc := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	for i := range n {
-		fill(b, i)
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	rdr, _ := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
-	return rdr
-}
-
-// errReader yields the batches of its reader, then fails.
-type errReader struct {
-	array.RecordReader
-	err error
-}
-
-func (r *errReader) Err() error { return r.err }
-
 // atEOF runs fn once when the input is exhausted: between the writing of
 // the data files and the commit.
 type atEOF struct {

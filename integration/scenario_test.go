@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,13 +110,21 @@ func assertNoOrphanData(t testing.TB, e env, ident icetable.Identifier) {
 	assertNoOrphans(t, e, ident)
 }
 
+// loaded returns a fresh orders table on e whose partition day0 holds
+// writer 1's 300 rows, and a writer on it.
+func (e env) loaded(t *testing.T) (catalog.Catalog, icetable.Identifier, *table.Writer) {
+	t.Helper()
+	cat := e.catalog(t)
+	ident := e.ordersTable(t, cat, "orders")
+	w, err := table.Open(context.Background(), cat, ident)
+	require.NoError(t, err)
+	replaceDay(t, w, day0, 1, 300)
+	return cat, ident, w
+}
+
 func TestReplaceAndRerun(t *testing.T) {
 	eachTarget(t, func(t *testing.T, e env) {
-		cat := e.catalog(t)
-		ident := e.ordersTable(t, cat, "orders")
-		w, err := table.Open(context.Background(), cat, ident)
-		require.NoError(t, err)
-		replaceDay(t, w, day0, 1, 300)
+		cat, ident, w := e.loaded(t)
 		replaceDay(t, w, days(2)[1], 1, 100)
 		first := scan(t, cat, ident)
 
@@ -212,11 +221,7 @@ func TestWriterProcesses(t *testing.T) {
 
 func TestKilledWriterThenRerun(t *testing.T) {
 	eachTarget(t, func(t *testing.T, e env) {
-		cat := e.catalog(t)
-		ident := e.ordersTable(t, cat, "orders")
-		w, err := table.Open(context.Background(), cat, ident)
-		require.NoError(t, err)
-		replaceDay(t, w, day0, 1, 300)
+		cat, ident, w := e.loaded(t)
 		before := scan(t, cat, ident)
 
 		marker := filepath.Join(t.TempDir(), "streaming")
@@ -253,11 +258,7 @@ func TestKilledWriterThenRerun(t *testing.T) {
 
 func TestSchemaRenameThenRerun(t *testing.T) {
 	eachTarget(t, func(t *testing.T, e env) {
-		cat := e.catalog(t)
-		ident := e.ordersTable(t, cat, "orders")
-		w, err := table.Open(context.Background(), cat, ident)
-		require.NoError(t, err)
-		replaceDay(t, w, day0, 1, 300)
+		cat, ident, w := e.loaded(t)
 		before := scan(t, cat, ident)
 
 		tbl, err := cat.LoadTable(context.Background(), ident)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,26 +17,6 @@ import (
 	"github.com/icerun/icerun/schema"
 	"github.com/icerun/icerun/table"
 )
-
-// customReader builds a one-batch reader from columns built by fill.
-func customReader(fields []arrow.Field, fill func(b *array.RecordBuilder)) array.RecordReader {
-	sc := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	fill(b)
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	rdr, _ := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
-	return rdr
-}
-
-// errReader yields the batches of inner, then fails.
-type errReader struct {
-	array.RecordReader
-	err error
-}
-
-func (r *errReader) Err() error { return r.err }
 
 func TestReplacePartitionBadInput(t *testing.T) {
 	fields := orderdata.ArrowSchema().Fields()
@@ -83,10 +62,10 @@ func TestReplacePartitionBadInput(t *testing.T) {
 			return reader(append(orderdata.Day(day0, 5), orderdata.Day(day0.AddDate(0, 0, 1), 1)...))
 		}, partition.ErrRowOutside},
 		{"missing required column", func() array.RecordReader {
-			return customReader(withoutAmount, func(b *array.RecordBuilder) { fillOrders(b, 2, nil) })
+			return catalogtest.Reader(withoutAmount, 1, func(b *array.RecordBuilder, _ int) { fillOrders(b, 2, nil) })
 		}, schema.ErrMissingRequired},
 		{"null in a required column", func() array.RecordReader {
-			return customReader(nullableAmount, func(b *array.RecordBuilder) {
+			return catalogtest.Reader(nullableAmount, 1, func(b *array.RecordBuilder, _ int) {
 				fillOrders(b, -1, func(b array.Builder, i int) {
 					if i == 1 {
 						b.AppendNull()
@@ -97,12 +76,12 @@ func TestReplacePartitionBadInput(t *testing.T) {
 			})
 		}, schema.ErrMissingRequired},
 		{"string where a long is expected", func() array.RecordReader {
-			return customReader(stringAmount, func(b *array.RecordBuilder) {
+			return catalogtest.Reader(stringAmount, 1, func(b *array.RecordBuilder, _ int) {
 				fillOrders(b, -1, func(b array.Builder, i int) { b.(*array.StringBuilder).Append("12") })
 			})
 		}, schema.ErrIncompatibleType},
 		{"reader failing mid-stream", func() array.RecordReader {
-			return &errReader{RecordReader: reader(orderdata.Day(day0, 300)), err: errors.New("disk on fire")}
+			return &catalogtest.FailingReader{RecordReader: reader(orderdata.Day(day0, 300)), Failure: errors.New("disk on fire")}
 		}, nil},
 	}
 	for _, tc := range cases {
