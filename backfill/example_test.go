@@ -51,6 +51,6 @@ func ExampleRun() {
 		fmt.Println("written", rep.Written, "skipped", rep.Skipped, "rows", rep.Rows, "manifests", rep.After.Manifests)
 	}
 	// Output:
-	// written 10 skipped 0 rows 1000 manifests 1
-	// written 0 skipped 10 rows 0 manifests 1
+	// written 10 skipped 0 rows 1000 manifests 3
+	// written 0 skipped 10 rows 0 manifests 3
 }

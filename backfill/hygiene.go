@@ -17,28 +17,16 @@ import (
 )
 
 // Hygiene is the metadata maintenance of a long backfill. Every commit
-// adds a manifest, a manifest list, a snapshot and a metadata.json; left
-// alone, a 400-key backfill makes each commit slower than the last and
-// leaves hundreds of manifests.
+// adds a snapshot and a metadata.json; left alone, a 400-key backfill
+// leaves hundreds of metadata.json files. Manifests need no maintenance
+// here: icerun's commits keep them bounded and clustered by partition
+// themselves (see package commit).
 type Hygiene struct {
-	// MergeManifestsAt, when above 0, sets the table properties
-	// commit.manifest-merge.enabled=true and
-	// commit.manifest.min-count-to-merge=N before the run. iceberg-go
-	// v0.7.0 honours them for appends only (the first write of a
-	// partition), for this run and any later writer; replacing a partition
-	// that has files makes an overwrite snapshot, which never merges:
-	// RewriteManifestsEvery bounds those.
-	MergeManifestsAt int
-	// RewriteManifestsEvery merges the table's manifests (iceberg-go's
-	// Transaction.RewriteManifests, a metadata-only snapshot) after every
-	// N commits of the run and once at its end. 0: never. The run's
-	// replacements wait while it runs, so that it does not conflict with
-	// them.
-	RewriteManifestsEvery int
 	// PreviousVersionsMax, when above 0, sets the table properties
 	// write.metadata.delete-after-commit.enabled=true and
 	// write.metadata.previous-versions-max=N before the run, so that
-	// iceberg-go deletes older metadata.json files on each commit.
+	// each commit deletes the metadata.json files that fall out of the
+	// metadata log.
 	PreviousVersionsMax int
 	// ExpireRetainLast, when above 0, expires snapshots after a complete
 	// run, keeping the last N on main's ancestry (the current one always)
@@ -101,17 +89,12 @@ func Measure(ctx context.Context, tbl *icetable.Table) (Stats, error) {
 	return st, err
 }
 
-// setProperties sets the manifest merging and metadata pruning
-// properties when they differ.
+// setProperties sets the metadata pruning properties when they differ.
 func (h Hygiene) setProperties(ctx context.Context, w *table.Writer) error {
 	want := iceberg.Properties{}
 	if h.PreviousVersionsMax > 0 {
 		want[icetable.MetadataDeleteAfterCommitEnabledKey] = "true"
 		want[icetable.MetadataPreviousVersionsMaxKey] = strconv.Itoa(h.PreviousVersionsMax)
-	}
-	if h.MergeManifestsAt > 0 {
-		want[icetable.ManifestMergeEnabledKey] = "true"
-		want[icetable.ManifestMinMergeCountKey] = strconv.Itoa(h.MergeManifestsAt)
 	}
 	if len(want) == 0 {
 		return nil
@@ -130,19 +113,6 @@ func (h Hygiene) setProperties(ctx context.Context, w *table.Writer) error {
 			return false, err
 		}
 		_, err := txn.Commit(ctx)
-		return true, err
-	})
-}
-
-// rewriteManifests merges the current snapshot's manifests.
-func rewriteManifests(ctx context.Context, w *table.Writer) error {
-	return retry(ctx, w, func(tbl *icetable.Table) (bool, error) {
-		txn := tbl.NewTransaction()
-		res, err := txn.RewriteManifests(ctx)
-		if err != nil || res.IsNoOp() {
-			return false, err
-		}
-		_, err = txn.Commit(ctx)
 		return true, err
 	})
 }

@@ -35,10 +35,9 @@ const (
 	DefaultRetries = 2
 )
 
-// DefaultHygiene has appends merge the manifests once there are 8,
-// rewrites them after every 16 commits and at the end, and keeps 4
-// previous metadata.json files. It expires no snapshot.
-var DefaultHygiene = Hygiene{MergeManifestsAt: 8, RewriteManifestsEvery: 16, PreviousVersionsMax: 4}
+// DefaultHygiene keeps 4 previous metadata.json files. It expires no
+// snapshot.
+var DefaultHygiene = Hygiene{PreviousVersionsMax: 4}
 
 func defaults() config {
 	return config{workers: DefaultWorkers, perSnapshot: 1, retries: DefaultRetries, onFailure: Stop, resume: SkipDone, order: Forward, hygiene: DefaultHygiene}
@@ -193,7 +192,7 @@ func WithClock(now func() time.Time) Option {
 // [DefaultHygiene].
 func WithHygiene(h Hygiene) Option {
 	return func(c *config) error {
-		if h.MergeManifestsAt < 0 || h.RewriteManifestsEvery < 0 || h.PreviousVersionsMax < 0 || h.ExpireRetainLast < 0 || h.ExpireOlderThan < 0 {
+		if h.PreviousVersionsMax < 0 || h.ExpireRetainLast < 0 || h.ExpireOlderThan < 0 {
 			return fmt.Errorf("%w: negative value in %+v", ErrBadOption, h)
 		}
 		if h.ExpireOlderThan > 0 && h.ExpireRetainLast == 0 {

@@ -68,8 +68,7 @@ type Report struct {
 //
 // Run performs the metadata hygiene of [WithHygiene] (default
 // [DefaultHygiene]): it sets the metadata pruning properties before the
-// first commit, merges manifests during and after the run, and expires
-// snapshots after a run without failures. When ctx is cancelled, Run
+// first commit and expires snapshots after a run without failures. When ctx is cancelled, Run
 // returns its cause once the groups in flight have stopped; every key
 // committed so far stays committed, and the next run skips it.
 func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, opts ...Option) (Report, error) {
@@ -101,11 +100,6 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 		return r.rep, err
 	}
 	hctx := context.WithoutCancel(ctx)
-	if cfg.hygiene.RewriteManifestsEvery > 0 {
-		if err := rewriteManifests(hctx, w); err != nil {
-			return r.rep, fmt.Errorf("backfill: rewrite manifests: %w", err)
-		}
-	}
 	if len(r.rep.Failed) == 0 {
 		if err := cfg.hygiene.expire(hctx, w); err != nil {
 			return r.rep, fmt.Errorf("backfill: expire snapshots: %w", err)
@@ -135,11 +129,6 @@ type runner struct {
 	rep      Report
 	done     int
 	doneHere int // keys done by this run (not skipped), for the ETA
-	commits  int // since the last manifest rewrite
-	// pause is held shared by every replacement and exclusively by a
-	// manifest rewrite, so that the rewrite does not race the run's own
-	// commits (a conflict costs a retry and an orphaned metadata.json).
-	pause sync.RWMutex
 }
 
 // skipDone drops the keys whose latest write was made by this code version.
@@ -214,9 +203,7 @@ func (r *runner) runGroup(ctx context.Context, group []partition.Key) *Failure {
 		n    int
 	)
 	for n = 1; ; n++ {
-		r.pause.RLock()
 		res, rows, err = r.replace(ctx, group)
-		r.pause.RUnlock()
 		if err == nil || ctx.Err() != nil || n > r.cfg.retries {
 			break
 		}
@@ -237,7 +224,6 @@ func (r *runner) runGroup(ctx context.Context, group []partition.Key) *Failure {
 		r.rep.Unchanged += len(group)
 	default:
 		r.rep.Commits++
-		r.commits++
 		for _, p := range res.PerPartition {
 			if p.Unchanged {
 				r.rep.Unchanged++
@@ -249,19 +235,10 @@ func (r *runner) runGroup(ctx context.Context, group []partition.Key) *Failure {
 			r.rep.Written += len(group)
 		}
 	}
-	rewrite := r.cfg.hygiene.RewriteManifestsEvery > 0 && r.commits >= r.cfg.hygiene.RewriteManifestsEvery
-	if rewrite {
-		r.commits = 0
-	}
 	if r.cfg.progress != nil {
 		r.cfg.progress(r.progress())
 	}
 	r.mu.Unlock()
-	if rewrite {
-		r.pause.Lock()
-		_ = rewriteManifests(ctx, r.w) // best effort: the final rewrite reports errors
-		r.pause.Unlock()
-	}
 	return f
 }
 

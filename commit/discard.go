@@ -13,32 +13,39 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 )
 
-// discardAttempt removes the manifest list and the manifests that a commit
-// attempt wrote before the catalog refused it as a conflict. A conflict
-// means nothing was applied, so no table state references them; without
-// this every lost race leaves them behind as orphans. Best effort: what
-// cannot be removed is left to an orphan cleanup.
-func discardAttempt(ctx context.Context, txn *icetable.Transaction, base *icetable.Table) {
-	staged, err := txn.StagedTable()
+// removeWritten removes the files a commit attempt wrote (its manifests
+// and manifest list) once it is known that the catalog did not apply it:
+// no table state references them. Best effort: what cannot be removed is
+// left to an orphan cleanup.
+func removeWritten(ctx context.Context, tbl *icetable.Table, written []string) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+
+	return removeAll(fsys, written)
+}
+
+// removeOldMetadata is Iceberg's write.metadata.delete-after-commit: when
+// the committed table enables it, the metadata files that fell out of the
+// metadata log with this commit are removed. Best effort.
+func removeOldMetadata(ctx context.Context, base, committed *icetable.Table) {
+	if !committed.Properties().GetBool(icetable.MetadataDeleteAfterCommitEnabledKey, icetable.MetadataDeleteAfterCommitEnabledDefault) {
+		return
+	}
+	live := map[string]bool{}
+	for e := range committed.Metadata().PreviousFiles() {
+		live[e.MetadataFile] = true
+	}
+	fsys, err := committed.FS(ctx)
 	if err != nil {
 		return
 	}
-	snap := staged.CurrentSnapshot()
-	if snap == nil || base.Metadata().SnapshotByID(snap.SnapshotID) != nil {
-		return // no new snapshot was staged
-	}
-	fsys, err := staged.FS(ctx)
-	if err != nil {
-		return
-	}
-	if mfs, err := snap.Manifests(fsys); err == nil {
-		for _, mf := range mfs {
-			if mf.SnapshotID() == snap.SnapshotID {
-				_ = fsys.Remove(mf.FilePath())
-			}
+	for e := range base.Metadata().PreviousFiles() {
+		if !live[e.MetadataFile] {
+			_ = fsys.Remove(e.MetadataFile)
 		}
 	}
-	_ = fsys.Remove(snap.ManifestList)
 }
 
 // discardLostMetadata removes the metadata files that catalogs wrote for

@@ -10,8 +10,13 @@
 //  3. checks idempotence: when every partition already holds exactly this
 //     input from this code version and nothing touched it since, it stops
 //     with [Result].Unchanged and no snapshot;
-//  4. commits one snapshot that deletes those files and adds the new ones,
-//     through iceberg-go's Transaction (metadata only).
+//  4. writes one snapshot that deletes those files and adds the new ones
+//     (manifests and a manifest list, with iceberg-go's public manifest
+//     writers) and commits it through the catalog, requiring that main,
+//     the schema and the spec have not moved. Only manifests whose
+//     partition summaries may list a deleted file are read and rewritten;
+//     manifests stay small and sorted by partition (see ManifestEntries),
+//     so the cost follows the replaced partitions, not the table.
 //
 // The outcome of a failed attempt is classified before anything else
 // happens:
@@ -34,8 +39,8 @@
 //     [*UnknownOutcomeError] and the caller must not delete the new files:
 //     the table may reference them.
 //
-// The loop never relies on iceberg-go's own commit retries (table property
-// commit.retry.num-retries, default 0), which replay a stale delete list.
+// iceberg-go's own commit retries (table property commit.retry.num-retries)
+// are not involved: the loop calls the catalog itself.
 //
 // Every snapshot carries the lineage properties in [Lineage] (see the
 // Summary* constants), readable by any Iceberg engine.

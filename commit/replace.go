@@ -90,7 +90,7 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 		if err := req.sameTable(tbl); err != nil {
 			return res, err
 		}
-		snap, err := req.attempt(ctx, tbl, keys, decided, &res)
+		snap, err := req.attempt(ctx, cat, tbl, keys, decided, &res)
 		if err == nil {
 			res.SnapshotID = snap
 			return res, nil
@@ -105,12 +105,15 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			rerr := req.resolveUnknown(ctx, cat, err, &res)
 			var unknown *UnknownOutcomeError
 			if rerr != nil && !errors.As(rerr, &unknown) && ce != nil {
-				ce.discard() // not applied: the attempt's manifests are garbage
+				// not applied: the attempt's manifests are garbage
+				if derr := ce.discard(); derr != nil {
+					rerr = fmt.Errorf("%w; %w", rerr, derr)
+				}
 			}
 			return res, rerr
 		}
 		if ce != nil {
-			ce.discard()
+			_ = ce.discard() // best effort: the loop goes on; a cleanup removes what is left
 		}
 		if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
 			discardLostMetadata(context.WithoutCancel(ctx), tbl, now)
@@ -147,7 +150,7 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 
 // attempt plans and commits once against tbl. It returns the snapshot id
 // of the replacement (the current one when unchanged).
-func (req *Request) attempt(ctx context.Context, tbl *icetable.Table, keys map[partition.Key]bool, decided map[string]Decision, res *Result) (int64, error) {
+func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided map[string]Decision, res *Result) (int64, error) {
 	p, err := planFiles(ctx, tbl, req.Spec, keys)
 	if err != nil {
 		return 0, noRetry(err)
@@ -197,39 +200,27 @@ func (req *Request) attempt(ctx context.Context, tbl *icetable.Table, keys map[p
 	for _, f := range add[:len(add)-countParts(req.Parts)] { // rewritten older-spec rows stay
 		res.DeletedRows -= f.Count()
 	}
-	txn := tbl.NewTransaction()
+	var setProps iceberg.Properties
 	if req.TableProperties != nil {
-		props, err := req.TableProperties(tbl.Metadata())
-		if err != nil {
+		if setProps, err = req.TableProperties(tbl.Metadata()); err != nil {
 			return 0, noRetry(err)
 		}
-		if len(props) > 0 {
-			if err := txn.SetProperties(props); err != nil {
-				return 0, noRetry(err)
-			}
-		}
 	}
-	if len(del) == 0 {
-		// Nothing to delete: a plain add. The new files have fresh UUID
-		// names, so iceberg-go's duplicate check (a read of every manifest
-		// of the table) can never fire and is skipped.
-		err = txn.AddDataFiles(ctx, add, req.summary(fps, files), icetable.WithoutDuplicateCheck())
-	} else {
-		// iceberg-go reads every data file entry of the snapshot here to
-		// validate the delete list: O(table), a limit of its public API.
-		err = txn.ReplaceDataFilesWithDataFiles(ctx, del, add, req.summary(fps, files))
-	}
+	st, err := stage(ctx, tbl, del, add, req.summary(fps, files), setProps)
 	if err != nil {
 		return 0, noRetry(err)
 	}
-	committed, err := txn.Commit(ctx)
+	md, loc, err := cat.CommitTable(ctx, req.Ident, st.reqs, st.updates)
 	if err != nil {
-		return 0, &catalogError{err: err, discard: func() { discardAttempt(context.WithoutCancel(ctx), txn, tbl) }}
+		return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
 	}
+	committed := icetable.New(req.Ident, md, loc, tbl.FS, cat)
+	removeOldMetadata(context.WithoutCancel(ctx), tbl, committed)
 	if req.Committed != nil {
 		req.Committed(committed)
 	}
-	return committed.CurrentSnapshot().SnapshotID, nil
+
+	return st.snap.SnapshotID, nil
 }
 
 func countParts(parts []Part) int {
@@ -319,9 +310,6 @@ func Supported(md icetable.Metadata) error {
 	case md.Version() >= 3:
 		return fmt.Errorf("%w: format version %d: iceberg-go v0.7.0 needs first_row_id (row lineage) set on pre-written data files, which icerun does not assign yet",
 			ErrUnsupported, md.Version())
-	case md.Properties().GetInt(icetable.CommitNumRetriesKey, 0) > 0:
-		return fmt.Errorf("%w: table property %s=%s makes iceberg-go replay stale delete lists on conflict; icerun runs its own commit loop, set it to 0",
-			ErrUnsupported, icetable.CommitNumRetriesKey, md.Properties()[icetable.CommitNumRetriesKey])
 	}
 	return nil
 }
@@ -342,7 +330,7 @@ func (req *Request) files() []string {
 // commit was not applied.
 type catalogError struct {
 	err     error
-	discard func()
+	discard func() error
 }
 
 func (e *catalogError) Error() string { return e.err.Error() }

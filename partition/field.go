@@ -34,6 +34,7 @@ type field struct {
 	tk       transformKind // the transform
 	width    int           // bucket count or truncate width
 	vt       valueType     // type of the partition value (unused for void)
+	result   iceberg.Type  // Iceberg type of the partition value; nil for void
 	apply    func(any) any // the transform on a source value in iceberg-go's Go form
 }
 
@@ -64,6 +65,9 @@ func compileField(pf iceberg.PartitionField, sch *iceberg.Schema) (field, error)
 	}
 	if err := f.bind(); err != nil {
 		return f, err
+	}
+	if tk != transformVoid {
+		f.result = pf.Transform.ResultType(srcType)
 	}
 
 	return f, nil

@@ -19,8 +19,6 @@
 //
 //   - A partition that holds row-level delete files (merge-on-read) is not
 //     replaced: the call fails with [commit.ErrUnsupported].
-//   - Tables with commit.retry.num-retries > 0 are refused: iceberg-go would
-//     replay a stale delete list on conflict.
 //   - Files written under an older partition spec are read to find the rows
 //     of the key; that is exact for every transform but costs a read of
 //     each older-spec file the key's filter cannot prune.

@@ -149,7 +149,7 @@ func run(ctx context.Context, warehouse, endText string) error {
 		return err
 	}
 	fmt.Printf("\nbug fix: %d days, %s .. %s, code orders-v2-fee-fix\n", len(keys), keys[0], keys[len(keys)-1])
-	rep, err = backfill.Run(ctx, w2, keys, v2, append(opts, backfill.WithOrder(backfill.Forward), backfill.WithHygiene(backfill.Hygiene{RewriteManifestsEvery: 16, PreviousVersionsMax: 8, ExpireRetainLast: 20}))...)
+	rep, err = backfill.Run(ctx, w2, keys, v2, append(opts, backfill.WithOrder(backfill.Forward), backfill.WithHygiene(backfill.Hygiene{PreviousVersionsMax: 8, ExpireRetainLast: 20}))...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,445 @@
+package commit
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/partition"
+)
+
+// Manifest layout. icerun writes its own snapshots (iceberg-go v0.7.0's
+// overwrite reads every entry of every manifest of the table twice and
+// rewrites each manifest that loses a file, so replacing one partition
+// costs O(table)). Here a commit reads only the manifests whose partition
+// summaries may list a deleted file, and keeps manifests small and
+// clustered by partition so that those are few:
+//   - new files go to new manifests, sorted by partition, at most
+//     ManifestEntries entries each;
+//   - once MergeSmallManifests manifests of the current spec hold fewer
+//     than ManifestEntries/2 live files each, they are merged into full
+//     ones, sorted by partition.
+//
+// A commit's manifest work is bounded by the manifests of the replaced
+// partitions, not by the size of the table.
+const (
+	ManifestEntries     = 128
+	MergeSmallManifests = 8
+)
+
+// staged is one snapshot written to storage but not committed.
+type staged struct {
+	snap    *icetable.Snapshot
+	updates []icetable.Update
+	reqs    []icetable.Requirement
+	written []string // every file written for it (manifests, manifest list)
+}
+
+// producer writes the manifests and manifest list of one snapshot of tbl.
+type producer struct {
+	tbl     *icetable.Table
+	md      icetable.Metadata
+	fs      iceio.WriteFileIO
+	locs    icetable.LocationProvider
+	id      int64  // the new snapshot's id
+	seq     int64  // its sequence number (0 on format v1)
+	commit  string // names its files
+	written []string
+	specs   map[int32]*partition.Spec
+}
+
+// stage writes one snapshot of tbl that removes del (data files listed in
+// tbl's current snapshot) and adds add (data files of the current spec),
+// with summary properties props, and returns it with the catalog updates
+// and requirements that commit it (setProps set in the same commit). The
+// commit requires that main, the schema and the spec have not moved. On
+// error the files already written are removed.
+func stage(ctx context.Context, tbl *icetable.Table, del, add []iceberg.DataFile, props, setProps iceberg.Properties) (_ *staged, err error) {
+	p, err := newProducer(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, p.remove())
+		}
+	}()
+	pend := &pending{older: map[int32][][]iceberg.ManifestEntry{}, tombstones: map[int32][]iceberg.ManifestEntry{}}
+	for _, f := range add {
+		pend.current = append(pend.current, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &p.id, nil, nil, f))
+	}
+	kept, err := p.filter(del, pend)
+	if err != nil {
+		return nil, err
+	}
+	if kept, err = p.mergeSmall(kept, pend); err != nil {
+		return nil, err
+	}
+	written, err := p.write(pend)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := p.writeList(append(written, kept...), p.summary(props, add, del))
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var base *int64
+	if cur := p.md.CurrentSnapshot(); cur != nil {
+		base = &cur.SnapshotID
+	}
+	st := &staged{
+		snap: snap,
+		updates: []icetable.Update{
+			icetable.NewAddSnapshotUpdate(snap),
+			icetable.NewSetSnapshotRefUpdate(icetable.MainBranch, snap.SnapshotID, icetable.BranchRef, -1, -1, -1),
+		},
+		reqs: []icetable.Requirement{
+			icetable.AssertTableUUID(p.md.TableUUID()),
+			icetable.AssertRefSnapshotID(icetable.MainBranch, base),
+			icetable.AssertCurrentSchemaID(p.md.CurrentSchema().ID),
+			icetable.AssertDefaultSpecID(p.md.DefaultPartitionSpec()),
+		},
+		written: p.written,
+	}
+	if len(setProps) > 0 {
+		st.updates = append(st.updates, icetable.NewSetPropertiesUpdate(setProps))
+	}
+
+	return st, nil
+}
+
+func newProducer(ctx context.Context, tbl *icetable.Table) (*producer, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	wfs, ok := fsys.(iceio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("%w: table file IO %T cannot write", ErrUnsupported, fsys)
+	}
+	locs, err := tbl.LocationProvider()
+	if err != nil {
+		return nil, err
+	}
+	md := tbl.Metadata()
+	p := &producer{tbl: tbl, md: md, fs: wfs, locs: locs, commit: uuid.NewString(), specs: map[int32]*partition.Spec{}}
+	p.id = newSnapshotID(md)
+	if md.Version() >= 2 {
+		p.seq = md.LastSequenceNumber() + 1
+	}
+
+	return p, nil
+}
+
+// newSnapshotID is a random positive id no snapshot of md has.
+func newSnapshotID(md icetable.Metadata) int64 {
+	for {
+		u := uuid.New()
+		id := int64((binary.BigEndian.Uint64(u[:8]) ^ binary.BigEndian.Uint64(u[8:])) & math.MaxInt64)
+		if id != 0 && md.SnapshotByID(id) == nil {
+			return id
+		}
+	}
+}
+
+// spec is the compiled partition spec id of the table, or nil when it
+// cannot be compiled against the current schema (its source column was
+// dropped): callers then read instead of pruning.
+func (p *producer) spec(id int32) *partition.Spec {
+	if s, ok := p.specs[id]; ok {
+		return s
+	}
+	var s *partition.Spec
+	if ps := p.md.PartitionSpecByID(int(id)); ps != nil {
+		s, _ = partition.NewSpec(*ps, p.md.CurrentSchema())
+	}
+	p.specs[id] = s
+
+	return s
+}
+
+// pending is what a commit writes: entries of the default spec (added,
+// kept from rewritten manifests, merged), survivors of rewritten manifests
+// of older specs, and the deleted entries (tombstones) by spec.
+type pending struct {
+	current    []iceberg.ManifestEntry
+	older      map[int32][][]iceberg.ManifestEntry
+	tombstones map[int32][]iceberg.ManifestEntry
+}
+
+// filter returns the current snapshot's manifests that stay as they are,
+// and moves the entries of those that list a file of del to pend: a
+// manifest is read only when its partition summaries may list one.
+// Manifests without live files (the tombstones of an earlier commit) are
+// dropped.
+func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.ManifestFile, error) {
+	cur := p.md.CurrentSnapshot()
+	if cur == nil {
+		if len(del) > 0 {
+			return nil, errors.New("files to delete, but the table has no snapshot")
+		}
+		return nil, nil
+	}
+	manifests, err := cur.Manifests(p.fs)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(del))
+	keys := make(map[int32][]partition.Key) // keys of del, by spec
+	for _, f := range del {
+		want[f.FilePath()] = true
+		k := partition.Key{} // invalid: never prunes
+		if s := p.spec(f.SpecID()); s != nil {
+			k, _ = s.KeyFromValues(f.Partition())
+		}
+		keys[f.SpecID()] = append(keys[f.SpecID()], k)
+	}
+	kept := make([]iceberg.ManifestFile, 0, len(manifests))
+	for _, mf := range manifests {
+		data := mf.ManifestContent() == iceberg.ManifestContentData
+		if data && !mf.HasAddedFiles() && !mf.HasExistingFiles() {
+			continue
+		}
+		if !data || len(want) == 0 || !p.mayList(mf, keys[mf.PartitionSpecID()]) {
+			kept = append(kept, mf)
+			continue
+		}
+		entries, err := mf.FetchEntries(p.fs, true)
+		if err != nil {
+			return nil, err
+		}
+		var keep, gone []iceberg.ManifestEntry
+		for _, e := range entries {
+			if path := e.DataFile().FilePath(); want[path] {
+				delete(want, path)
+				seq := e.SequenceNum()
+				gone = append(gone, iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &p.id, &seq, e.FileSequenceNum(), e.DataFile()))
+				continue
+			}
+			keep = append(keep, existing(e))
+		}
+		if len(gone) == 0 {
+			kept = append(kept, mf)
+			continue
+		}
+		spec := mf.PartitionSpecID()
+		pend.tombstones[spec] = append(pend.tombstones[spec], gone...)
+		switch {
+		case len(keep) == 0:
+		case spec == int32(p.md.DefaultPartitionSpec()):
+			pend.current = append(pend.current, keep...)
+		default:
+			pend.older[spec] = append(pend.older[spec], keep)
+		}
+	}
+	if len(want) > 0 {
+		return nil, fmt.Errorf("%d data files to delete are not in the table's manifests", len(want))
+	}
+
+	return kept, nil
+}
+
+// mayList reports whether mf's partition summaries may list a file of one
+// of keys (keys of mf's spec; an invalid key matches every manifest).
+func (p *producer) mayList(mf iceberg.ManifestFile, keys []partition.Key) bool {
+	s := p.spec(mf.PartitionSpecID())
+	for _, k := range keys {
+		if s == nil || !k.IsValid() || s.MayHold(k, mf.Partitions()) {
+			return true
+		}
+	}
+
+	return false
+}
+
+// existing is e restated as an EXISTING entry of a rewritten manifest,
+// with its inherited snapshot id and sequence numbers written out.
+func existing(e iceberg.ManifestEntry) iceberg.ManifestEntry {
+	id, seq := e.SnapshotID(), e.SequenceNum()
+
+	return iceberg.NewManifestEntry(iceberg.EntryStatusEXISTING, &id, &seq, e.FileSequenceNum(), e.DataFile())
+}
+
+// mergeSmall moves the entries of kept's small data manifests of the
+// default spec (fewer than ManifestEntries/2 live files) into pend once
+// they and pend's would make MergeSmallManifests manifests, and returns
+// the manifests kept as they are.
+func (p *producer) mergeSmall(kept []iceberg.ManifestFile, pend *pending) ([]iceberg.ManifestFile, error) {
+	specID := int32(p.md.DefaultPartitionSpec())
+	var small, rest []iceberg.ManifestFile
+	for _, mf := range kept {
+		live := int(mf.AddedDataFiles()) + int(mf.ExistingDataFiles())
+		if mf.ManifestContent() == iceberg.ManifestContentData && mf.PartitionSpecID() == specID && live < ManifestEntries/2 {
+			small = append(small, mf)
+			continue
+		}
+		rest = append(rest, mf)
+	}
+	if len(small)+1 < MergeSmallManifests {
+		return kept, nil
+	}
+	for _, mf := range small {
+		entries, err := mf.FetchEntries(p.fs, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			pend.current = append(pend.current, existing(e))
+		}
+	}
+
+	return rest, nil
+}
+
+// write writes pend's manifests.
+func (p *producer) write(pend *pending) ([]iceberg.ManifestFile, error) {
+	out, err := p.writeChunks(int32(p.md.DefaultPartitionSpec()), pend.current)
+	if err != nil {
+		return nil, err
+	}
+	for _, spec := range slices.Sorted(maps.Keys(pend.older)) {
+		for _, entries := range pend.older[spec] {
+			mf, err := p.writeManifest(spec, entries)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, mf)
+		}
+	}
+	for _, spec := range slices.Sorted(maps.Keys(pend.tombstones)) {
+		mf, err := p.writeManifest(spec, pend.tombstones[spec])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mf)
+	}
+
+	return out, nil
+}
+
+// writeChunks writes entries of spec specID, sorted by partition, into
+// manifests of at most ManifestEntries entries.
+func (p *producer) writeChunks(specID int32, entries []iceberg.ManifestEntry) ([]iceberg.ManifestFile, error) {
+	if s := p.spec(specID); s != nil {
+		text := make(map[string]string, len(entries))
+		for _, e := range entries {
+			if k, err := s.KeyFromValues(e.DataFile().Partition()); err == nil {
+				text[e.DataFile().FilePath()] = k.String()
+			}
+		}
+		slices.SortStableFunc(entries, func(a, b iceberg.ManifestEntry) int {
+			return cmp.Compare(text[a.DataFile().FilePath()], text[b.DataFile().FilePath()])
+		})
+	}
+	var out []iceberg.ManifestFile
+	for chunk := range slices.Chunk(entries, ManifestEntries) {
+		mf, err := p.writeManifest(specID, chunk)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mf)
+	}
+
+	return out, nil
+}
+
+// writeManifest writes one data manifest of spec specID.
+func (p *producer) writeManifest(specID int32, entries []iceberg.ManifestEntry) (_ iceberg.ManifestFile, err error) {
+	spec := p.md.PartitionSpecByID(int(specID))
+	if spec == nil {
+		return nil, fmt.Errorf("partition spec %d is not in the table", specID)
+	}
+	path := p.locs.NewMetadataLocation(fmt.Sprintf("%s-m%d.avro", p.commit, len(p.written)))
+	out, err := p.create(path)
+	if err != nil {
+		return nil, err
+	}
+	mf, err := iceberg.WriteManifest(path, out, p.md.Version(), *spec, p.md.CurrentSchema(), p.id, entries)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+
+	return mf, err
+}
+
+// create creates path, recording it first so that a partial file is
+// removed too.
+func (p *producer) create(path string) (iceio.FileWriter, error) {
+	p.written = append(p.written, path)
+
+	return p.fs.Create(path)
+}
+
+// writeList writes the manifest list and returns the snapshot.
+func (p *producer) writeList(manifests []iceberg.ManifestFile, sum *icetable.Summary) (_ *icetable.Snapshot, err error) {
+	var parent *int64
+	if cur := p.md.CurrentSnapshot(); cur != nil {
+		parent = &cur.SnapshotID
+	}
+	path := p.locs.NewMetadataLocation(fmt.Sprintf("snap-%d-1-%s.avro", p.id, p.commit))
+	out, err := p.create(path)
+	if err != nil {
+		return nil, err
+	}
+	seq := p.seq
+	err = iceberg.WriteManifestList(p.md.Version(), out, p.id, parent, &seq, 0, manifests)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	schemaID := p.md.CurrentSchema().ID
+	// Iceberg's snapshot timestamp is the commit's wall time; it never
+	// decides where rows go. Kept monotonic with the table's last update.
+	ts := max(time.Now().UnixMilli(), p.md.LastUpdatedMillis())
+
+	return &icetable.Snapshot{
+		SnapshotID:       p.id,
+		ParentSnapshotID: parent,
+		SequenceNumber:   p.seq,
+		TimestampMs:      ts,
+		ManifestList:     path,
+		Summary:          sum,
+		SchemaID:         &schemaID,
+	}, nil
+}
+
+// remove deletes every file the producer wrote, and reports those it
+// could not remove (left to an orphan cleanup).
+func (p *producer) remove() error {
+	return removeAll(p.fs, p.written)
+}
+
+// removeAll removes paths; a path that does not exist is not an error.
+func removeAll(fsys iceio.IO, paths []string) error {
+	var left []string
+	var errs []error
+	for _, path := range paths {
+		if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			left = append(left, path)
+			errs = append(errs, err)
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+
+	return fmt.Errorf("could not remove %d metadata files of the failed attempt, left for an orphan cleanup (%s): %w", len(left), strings.Join(left, ", "), errors.Join(errs...))
+}

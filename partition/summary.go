@@ -1,0 +1,172 @@
+package partition
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"math"
+
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+)
+
+// MayHold reports whether a manifest of spec s whose partition field
+// summaries are sums may list data files of k. It is false only when the
+// summaries prove that it lists none: a null value the manifest has no
+// null for, or a value outside a field's lower and upper bound. Summaries
+// it cannot read (absent, of another length, undecodable) give true, so
+// pruning on it is always safe.
+func (s *Spec) MayHold(k Key, sums []iceberg.FieldSummary) bool {
+	if s.check(k) != nil || len(sums) != len(s.fields) {
+		return true
+	}
+	vals, err := s.parse(k.text)
+	if err != nil {
+		return true
+	}
+	for i := range s.fields {
+		if f := &s.fields[i]; f.result != nil && !f.mayHold(vals[i], sums[i]) {
+			return false
+		}
+	}
+
+	return true
+}
+
+// mayHold reports whether a manifest summarised by sum may hold value v of f.
+func (f *field) mayHold(v any, sum iceberg.FieldSummary) bool {
+	switch {
+	case v == nil:
+		return sum.ContainsNull
+	case isNaN(v):
+		return sum.ContainsNaN == nil || *sum.ContainsNaN
+	case sum.LowerBound == nil || sum.UpperBound == nil:
+		return true // no bounds written, or only nulls and NaN: not provable
+	}
+	lo, okLo := f.bound(*sum.LowerBound)
+	hi, okHi := f.bound(*sum.UpperBound)
+	if !okLo || !okHi || isNaN(lo) || isNaN(hi) {
+		// Unreadable, or NaN: writers older than the rule that keeps NaN
+		// out of bounds put it there, and cmp.Compare orders it below
+		// every number.
+		return true
+	}
+	cLo, okLo := compareValues(v, lo)
+	cHi, okHi := compareValues(v, hi)
+	if !okLo || !okHi || (cLo >= 0 && cHi <= 0) {
+		return true
+	}
+	if u, ok := v.(uuid.UUID); ok {
+		// Java Iceberg before apache/iceberg#14500 ordered UUIDs as
+		// java.util.UUID does, two signed longs: its bounds are a range
+		// in that order.
+		return compareJavaUUID(u, lo.(uuid.UUID)) >= 0 && compareJavaUUID(u, hi.(uuid.UUID)) <= 0
+	}
+
+	return false
+}
+
+// compareJavaUUID orders UUIDs as java.util.UUID.compareTo does.
+func compareJavaUUID(a, b uuid.UUID) int {
+	if c := cmp.Compare(int64(binary.BigEndian.Uint64(a[:8])), int64(binary.BigEndian.Uint64(b[:8]))); c != 0 {
+		return c
+	}
+
+	return cmp.Compare(int64(binary.BigEndian.Uint64(a[8:])), int64(binary.BigEndian.Uint64(b[8:])))
+}
+
+// bound decodes a summary bound (Iceberg's single-value serialisation) to
+// f's Go form.
+func (f *field) bound(b []byte) (any, bool) {
+	if f.vt.kind == kindFixed && len(b) != f.vt.length {
+		return nil, false // iceberg-go would pad a short one with zeros
+	}
+	lit, err := iceberg.LiteralFromBytes(f.result, b)
+	if err != nil {
+		return nil, false
+	}
+	v, err := convertValue(f.vt, lit)
+
+	return v, err == nil
+}
+
+func isNaN(v any) bool {
+	switch f := v.(type) {
+	case float32:
+		return math.IsNaN(float64(f))
+	case float64:
+		return math.IsNaN(f)
+	}
+
+	return false
+}
+
+// compareValues orders two partition values of the same Go form (see
+// convertValue) the way Iceberg orders them; false when it cannot.
+func compareValues(a, b any) (int, bool) {
+	switch a := a.(type) {
+	case bool:
+		b, ok := b.(bool)
+		if !ok {
+			return 0, false
+		}
+		switch {
+		case a == b:
+			return 0, true
+		case !a:
+			return -1, true
+		}
+
+		return 1, true
+	case int32:
+		return compareOrdered(a, b)
+	case int64:
+		return compareOrdered(a, b)
+	case float32:
+		return compareOrdered(a, b)
+	case float64:
+		return compareOrdered(a, b)
+	case iceberg.Date:
+		return compareOrdered(a, b)
+	case iceberg.Time:
+		return compareOrdered(a, b)
+	case iceberg.Timestamp:
+		return compareOrdered(a, b)
+	case iceberg.TimestampNano:
+		return compareOrdered(a, b)
+	case string:
+		return compareOrdered(a, b) // Go compares strings bytewise, as Iceberg orders UTF-8
+	case iceberg.Decimal:
+		b, ok := b.(iceberg.Decimal)
+		if !ok || a.Scale != b.Scale {
+			return 0, false
+		}
+
+		return a.Val.Cmp(b.Val), true
+	case uuid.UUID:
+		b, ok := b.(uuid.UUID)
+		if !ok {
+			return 0, false
+		}
+
+		return bytes.Compare(a[:], b[:]), true
+	case []byte:
+		b, ok := b.([]byte)
+		if !ok {
+			return 0, false
+		}
+
+		return bytes.Compare(a, b), true
+	}
+
+	return 0, false
+}
+
+func compareOrdered[T cmp.Ordered](a T, b any) (int, bool) {
+	bv, ok := b.(T)
+	if !ok {
+		return 0, false
+	}
+
+	return cmp.Compare(a, bv), true
+}
