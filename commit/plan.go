@@ -25,16 +25,75 @@ type OldSpecFunc func(ctx context.Context, tbl *icetable.Table, f iceberg.DataFi
 type plan struct {
 	current map[partition.Key][]iceberg.DataFile // current-spec files, by key
 	old     []iceberg.DataFile                   // older-spec files that may hold rows of the keys
+	// entries are the live entries of the manifests read to plan, by
+	// manifest path, for the snapshot writer to reuse.
+	entries map[string][]iceberg.ManifestEntry
 }
 
 // planFiles finds the live data files of the keys in tbl's current
-// snapshot. Manifests and files are pruned with the keys' source filters;
-// current-spec files are then matched exactly by partition tuple.
+// snapshot, and only those: current-spec files are matched exactly by
+// partition tuple.
 func planFiles(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys map[partition.Key]bool) (plan, error) {
-	p := plan{current: make(map[partition.Key][]iceberg.DataFile)}
-	if tbl.CurrentSnapshot() == nil {
+	p := plan{current: make(map[partition.Key][]iceberg.DataFile), entries: make(map[string][]iceberg.ManifestEntry)}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
 		return p, nil
 	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return p, err
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return p, fmt.Errorf("plan: %w", err)
+	}
+	for _, mf := range manifests {
+		if mf.ManifestContent() != iceberg.ManifestContentData || mf.PartitionSpecID() != int32(spec.ID()) {
+			return planScan(ctx, tbl, spec, keys) // row-level deletes or older specs
+		}
+	}
+	for _, mf := range manifests {
+		if !mf.HasAddedFiles() && !mf.HasExistingFiles() || !mayList(spec, mf, keys) {
+			continue
+		}
+		entries, err := mf.FetchEntries(fsys, true)
+		if err != nil {
+			return p, fmt.Errorf("plan: %w", err)
+		}
+		p.entries[mf.FilePath()] = entries
+		for _, e := range entries {
+			f := e.DataFile()
+			k, err := spec.KeyFromValues(f.Partition())
+			if err != nil {
+				return p, fmt.Errorf("plan: data file %s: %w", f.FilePath(), err)
+			}
+			if keys[k] {
+				p.current[k] = append(p.current[k], f)
+			}
+		}
+	}
+
+	return p, nil
+}
+
+// mayList reports whether mf's partition summaries may list a file of one
+// of keys.
+func mayList(spec *partition.Spec, mf iceberg.ManifestFile, keys map[partition.Key]bool) bool {
+	for k := range keys {
+		if spec.MayHold(k, mf.Partitions()) {
+			return true
+		}
+	}
+
+	return false
+}
+
+// planScan plans with iceberg-go's scan, which projects the keys' filter
+// onto older specs and associates row-level delete files. Manifests and
+// files are pruned with the keys' source filters; current-spec files are
+// then matched exactly by partition tuple.
+func planScan(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys map[partition.Key]bool) (plan, error) {
+	p := plan{current: make(map[partition.Key][]iceberg.DataFile)}
 	var filter iceberg.BooleanExpression = iceberg.AlwaysFalse{}
 	for k := range keys {
 		filter = iceberg.NewOr(filter, spec.Filter(k))

@@ -38,6 +38,12 @@ type Request struct {
 	Lineage   Lineage
 	Token     string // unique per call; recorded as SummaryCommitToken
 	Policy    Policy
+	// Base, when set, is a table state loaded during this call (after the
+	// caller began): the first attempt plans on it instead of loading the
+	// table again. A state that moved since only costs a conflict and a
+	// fresh attempt; an Unchanged result on it is still a state the table
+	// held during the call.
+	Base *icetable.Table
 	OldSpec   OldSpecFunc // decides older-spec files; nil fails when there are any
 	// Verify, when set, is called on every attempt after planning and
 	// before anything is committed, with the current-spec data files each
@@ -80,7 +86,10 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
-		tbl, err := cat.LoadTable(ctx, req.Ident)
+		tbl, err := req.Base, error(nil)
+		if attempt > 1 || tbl == nil {
+			tbl, err = cat.LoadTable(ctx, req.Ident)
+		}
 		if err != nil {
 			if errors.Is(err, catalog.ErrNoSuchTable) {
 				return res, fmt.Errorf("%s: %w: %w", req.Op, ErrTableChanged, err)
@@ -101,6 +110,15 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 		}
 		var ce *catalogError
 		errors.As(err, &ce)
+		if ce != nil && errors.Is(err, catalog.ErrNoSuchTable) {
+			// The catalog refused the commit: the table was dropped since
+			// this attempt loaded it. Nothing was applied.
+			rerr := fmt.Errorf("%s: %w: table was dropped: %w", req.Op, ErrTableChanged, err)
+			if derr := ce.discard(); derr != nil {
+				rerr = fmt.Errorf("%w; %w", rerr, derr)
+			}
+			return res, rerr
+		}
 		if !isConflict(err) {
 			rerr := req.resolveUnknown(ctx, cat, err, &res)
 			var unknown *UnknownOutcomeError
@@ -206,7 +224,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			return 0, noRetry(err)
 		}
 	}
-	st, err := stage(ctx, tbl, del, add, req.summary(fps, files), setProps)
+	st, err := stage(ctx, tbl, del, add, req.summary(fps, files), setProps, p.entries)
 	if err != nil {
 		return 0, noRetry(err)
 	}

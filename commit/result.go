@@ -95,5 +95,7 @@ func (e *UnknownOutcomeError) Unwrap() []error { return []error{ErrUnknownOutcom
 // errors whose text starts with "requirement failed". Those are checked
 // before anything is written, so they are conflicts too.
 func isConflict(err error) bool {
-	return errors.Is(err, errCommitFailed) || strings.Contains(err.Error(), "requirement failed")
+	// iceberg-go spells its requirement errors "requirement failed" and
+	// "Requirement failed"; either means the catalog checked and refused.
+	return errors.Is(err, errCommitFailed) || strings.Contains(strings.ToLower(err.Error()), "requirement failed")
 }

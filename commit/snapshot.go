@@ -59,6 +59,7 @@ type producer struct {
 	commit  string // names its files
 	written []string
 	specs   map[int32]*partition.Spec
+	read    map[string][]iceberg.ManifestEntry // live entries of manifests already read
 }
 
 // stage writes one snapshot of tbl that removes del (data files listed in
@@ -67,11 +68,15 @@ type producer struct {
 // and requirements that commit it (setProps set in the same commit). The
 // commit requires that main, the schema and the spec have not moved. On
 // error the files already written are removed.
-func stage(ctx context.Context, tbl *icetable.Table, del, add []iceberg.DataFile, props, setProps iceberg.Properties) (_ *staged, err error) {
+//
+// read holds live entries of manifests already read (by path), reused
+// instead of reading them again.
+func stage(ctx context.Context, tbl *icetable.Table, del, add []iceberg.DataFile, props, setProps iceberg.Properties, read map[string][]iceberg.ManifestEntry) (_ *staged, err error) {
 	p, err := newProducer(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
+	p.read = read
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, p.remove())
@@ -220,7 +225,7 @@ func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.Mani
 			kept = append(kept, mf)
 			continue
 		}
-		entries, err := mf.FetchEntries(p.fs, true)
+		entries, err := p.entries(mf)
 		if err != nil {
 			return nil, err
 		}
@@ -268,6 +273,15 @@ func (p *producer) mayList(mf iceberg.ManifestFile, keys []partition.Key) bool {
 	return false
 }
 
+// entries are the live entries of mf.
+func (p *producer) entries(mf iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
+	if es, ok := p.read[mf.FilePath()]; ok {
+		return es, nil
+	}
+
+	return mf.FetchEntries(p.fs, true)
+}
+
 // existing is e restated as an EXISTING entry of a rewritten manifest,
 // with its inherited snapshot id and sequence numbers written out.
 func existing(e iceberg.ManifestEntry) iceberg.ManifestEntry {
@@ -295,7 +309,7 @@ func (p *producer) mergeSmall(kept []iceberg.ManifestFile, pend *pending) ([]ice
 		return kept, nil
 	}
 	for _, mf := range small {
-		entries, err := mf.FetchEntries(p.fs, true)
+		entries, err := p.entries(mf)
 		if err != nil {
 			return nil, err
 		}

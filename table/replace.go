@@ -160,6 +160,7 @@ func (w *Writer) commitParts(ctx context.Context, op string, tbl *icetable.Table
 	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
 	req := w.request(op, tbl, spec, parts)
 	req.OldSpec = old.decide
+	req.Base = tbl // loaded at the start of this call
 	w.commitMu.Lock()
 	result, err := commit.Replace(ctx, w.cat, req)
 	w.commitMu.Unlock()
