@@ -351,14 +351,28 @@ func (p *producer) write(pend *pending) ([]iceberg.ManifestFile, error) {
 // manifests of at most ManifestEntries entries.
 func (p *producer) writeChunks(specID int32, entries []iceberg.ManifestEntry) ([]iceberg.ManifestFile, error) {
 	if s := p.spec(specID); s != nil {
-		text := make(map[string]string, len(entries))
+		keyOf := make(map[string]partition.Key, len(entries)) // by file path
+		var keys []partition.Key
 		for _, e := range entries {
 			if k, err := s.KeyFromValues(e.DataFile().Partition()); err == nil {
-				text[e.DataFile().FilePath()] = k.String()
+				keyOf[e.DataFile().FilePath()] = k
+				keys = append(keys, k)
+			}
+		}
+		s.SortKeys(keys)
+		rank := make(map[partition.Key]int, len(keys))
+		for i, k := range keys {
+			if _, ok := rank[k]; !ok {
+				rank[k] = i
 			}
 		}
 		slices.SortStableFunc(entries, func(a, b iceberg.ManifestEntry) int {
-			return cmp.Compare(text[a.DataFile().FilePath()], text[b.DataFile().FilePath()])
+			ra, okA := rank[keyOf[a.DataFile().FilePath()]]
+			rb, okB := rank[keyOf[b.DataFile().FilePath()]]
+			if !okA || !okB {
+				return cmp.Compare(boolInt(okA), boolInt(okB))
+			}
+			return cmp.Compare(ra, rb)
 		})
 	}
 	var out []iceberg.ManifestFile
@@ -371,6 +385,14 @@ func (p *producer) writeChunks(specID int32, entries []iceberg.ManifestEntry) ([
 	}
 
 	return out, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+
+	return 0
 }
 
 // writeManifest writes one data manifest of spec specID.

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
@@ -169,4 +170,64 @@ func compareOrdered[T cmp.Ordered](a T, b any) (int, bool) {
 	}
 
 	return cmp.Compare(a, bv), true
+}
+
+// Compare orders two keys of s by their partition values, field by field,
+// the way Iceberg orders values (nulls first), so that files sorted by it
+// give manifests with narrow partition ranges. Keys that are not of s, or
+// values it cannot order, compare by their text.
+func (s *Spec) Compare(a, b Key) int {
+	va, errA := s.parse(a.text)
+	vb, errB := s.parse(b.text)
+	if s.check(a) != nil || s.check(b) != nil || errA != nil || errB != nil {
+		return cmp.Compare(a.text, b.text)
+	}
+
+	return compareTuples(va, vb, a.text, b.text)
+}
+
+// SortKeys sorts keys of s in place by [Spec.Compare], parsing each once.
+func (s *Spec) SortKeys(keys []Key) {
+	type parsed struct {
+		key  Key
+		vals []any
+	}
+	ps := make([]parsed, len(keys))
+	for i, k := range keys {
+		ps[i].key = k
+		if s.check(k) == nil {
+			ps[i].vals, _ = s.parse(k.text)
+		}
+	}
+	slices.SortStableFunc(ps, func(a, b parsed) int {
+		if a.vals == nil || b.vals == nil {
+			return cmp.Compare(a.key.text, b.key.text)
+		}
+		return compareTuples(a.vals, b.vals, a.key.text, b.key.text)
+	})
+	for i := range ps {
+		keys[i] = ps[i].key
+	}
+}
+
+func compareTuples(a, b []any, ta, tb string) int {
+	for i := range a {
+		switch {
+		case a[i] == nil && b[i] == nil:
+			continue
+		case a[i] == nil:
+			return -1
+		case b[i] == nil:
+			return 1
+		}
+		c, ok := compareValues(a[i], b[i])
+		if !ok {
+			return cmp.Compare(ta, tb)
+		}
+		if c != 0 {
+			return c
+		}
+	}
+
+	return 0
 }
