@@ -26,20 +26,21 @@
 //
 // # Metadata hygiene
 //
-// Each commit adds a manifest, a snapshot and a metadata.json. [Hygiene]
-// sets the table properties that merge manifests on append, merges them
-// during and after the run (iceberg-go's RewriteManifests: overwrites do
-// not merge), has iceberg-go delete old metadata.json files
-// (write.metadata.delete-after-commit.enabled and
-// write.metadata.previous-versions-max) and can expire snapshots after the
-// run. [Report] has the [Stats] before and after.
+// Each commit adds a snapshot and a metadata.json; manifests stay bounded
+// by icerun's commits themselves (package commit). [Hygiene] has old
+// metadata.json files deleted (write.metadata.delete-after-commit.enabled
+// and write.metadata.previous-versions-max) and can expire snapshots
+// during the run (KeepSnapshots: the metadata.json every commit parses
+// stays bounded) and after it. Every expiry records the lineage of what it
+// expires in the table property commit.PropertyLineage. [Report] has the
+// [Stats] before and after.
 //
 // # Caveats
 //
 //   - Skipping trusts the lineage: a partition rewritten since by another
 //     engine without icerun's summary properties still counts as done.
-//   - Expiring snapshots removes their lineage; keys whose only record was
-//     in an expired snapshot run again on the next SkipDone run (an
+//   - Snapshots expired by other tools take their lineage with them; keys
+//     whose only record was there run again on the next SkipDone run (an
 //     idempotent, unchanged replace when nothing changed).
 //   - Run is safe to call concurrently on different writers; one Run's
 //     callbacks are serialised.

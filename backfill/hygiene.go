@@ -13,6 +13,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
 
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/table"
 )
 
@@ -28,11 +29,19 @@ type Hygiene struct {
 	// each commit deletes the metadata.json files that fall out of the
 	// metadata log.
 	PreviousVersionsMax int
+	// KeepSnapshots, when above 0, expires snapshots during the run:
+	// whenever the table holds more than twice N snapshots, all but the
+	// last N on main's ancestry are expired. A long run's metadata.json
+	// then stays bounded, and so does the cost of each commit (every
+	// commit parses it). Lineage survives expiry (see ExpireRetainLast);
+	// time travel to the expired snapshots does not.
+	KeepSnapshots int
 	// ExpireRetainLast, when above 0, expires snapshots after a complete
 	// run, keeping the last N on main's ancestry (the current one always)
-	// and any newer than ExpireOlderThan. Expired snapshots take their
-	// lineage with them: a later SkipDone run or history sees only the
-	// snapshots kept.
+	// and any newer than ExpireOlderThan. Every expiry records the latest
+	// write of each partition the expired snapshots made in the table
+	// property commit.PropertyLineage, in the same commit: SkipDone,
+	// Unchanged and history keep reading it.
 	ExpireRetainLast int
 	ExpireOlderThan  time.Duration
 }
@@ -117,19 +126,57 @@ func (h Hygiene) setProperties(ctx context.Context, w *table.Writer) error {
 	})
 }
 
-// expire expires snapshots as h says.
+// expire expires snapshots after the run as h says.
 func (h Hygiene) expire(ctx context.Context, w *table.Writer) error {
 	if h.ExpireRetainLast == 0 {
 		return nil
 	}
+	return expire(ctx, w, h.ExpireRetainLast, h.ExpireOlderThan)
+}
+
+// expire expires all snapshots but the last keep on main's ancestry and
+// any newer than olderThan, and records the lineage of the expired ones
+// (commit.Checkpoint) in the table property commit.PropertyLineage in the
+// same commit.
+func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Duration) error {
 	return retry(ctx, w, func(tbl *icetable.Table) (bool, error) {
 		txn := tbl.NewTransaction()
-		if err := txn.ExpireSnapshots(icetable.WithRetainLast(h.ExpireRetainLast), icetable.WithOlderThan(h.ExpireOlderThan)); err != nil {
+		if err := txn.ExpireSnapshots(icetable.WithRetainLast(keep), icetable.WithOlderThan(olderThan)); err != nil {
 			return false, err
 		}
-		_, err := txn.Commit(ctx)
+		staged, err := txn.StagedTable()
+		if err != nil {
+			return false, err
+		}
+		base, ok := newestExpired(tbl.Metadata(), staged.Metadata())
+		if !ok {
+			return false, nil // nothing of main's ancestry expires
+		}
+		cp, err := commit.Checkpoint(tbl.Metadata(), base)
+		if err != nil {
+			return false, err
+		}
+		if err := txn.SetProperties(iceberg.Properties{commit.PropertyLineage: cp}); err != nil {
+			return false, err
+		}
+		_, err = txn.Commit(ctx)
 		return true, err
 	})
+}
+
+// newestExpired is the newest snapshot of main's ancestry in before that
+// after no longer has.
+func newestExpired(before, after icetable.Metadata) (int64, bool) {
+	for s := before.CurrentSnapshot(); s != nil; {
+		if after.SnapshotByID(s.SnapshotID) == nil {
+			return s.SnapshotID, true
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = before.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return 0, false
 }
 
 // retry runs a maintenance commit on the latest table state, again when a

@@ -192,7 +192,7 @@ func WithClock(now func() time.Time) Option {
 // [DefaultHygiene].
 func WithHygiene(h Hygiene) Option {
 	return func(c *config) error {
-		if h.PreviousVersionsMax < 0 || h.ExpireRetainLast < 0 || h.ExpireOlderThan < 0 {
+		if h.KeepSnapshots < 0 || h.PreviousVersionsMax < 0 || h.ExpireRetainLast < 0 || h.ExpireOlderThan < 0 {
 			return fmt.Errorf("%w: negative value in %+v", ErrBadOption, h)
 		}
 		if h.ExpireOlderThan > 0 && h.ExpireRetainLast == 0 {

@@ -129,6 +129,9 @@ type runner struct {
 	rep      Report
 	done     int
 	doneHere int // keys done by this run (not skipped), for the ETA
+	// expiring is held by the one worker that expires snapshots during
+	// the run (Hygiene.KeepSnapshots); the others go on.
+	expiring sync.Mutex
 }
 
 // skipDone drops the keys whose latest write was made by this code version.
@@ -239,7 +242,22 @@ func (r *runner) runGroup(ctx context.Context, group []partition.Key) *Failure {
 		r.cfg.progress(r.progress())
 	}
 	r.mu.Unlock()
+	if err == nil && !res.Unchanged {
+		r.keepSnapshots(ctx)
+	}
 	return f
+}
+
+// keepSnapshots expires all but the last Hygiene.KeepSnapshots snapshots
+// once the table holds twice as many. Best effort: a failed expiry is
+// tried again after a later commit.
+func (r *runner) keepSnapshots(ctx context.Context) {
+	keep := r.cfg.hygiene.KeepSnapshots
+	if keep == 0 || len(r.w.Table().Metadata().Snapshots()) <= 2*keep || !r.expiring.TryLock() {
+		return
+	}
+	defer r.expiring.Unlock()
+	_ = expire(ctx, r.w, keep, 0)
 }
 
 // replace runs the jobs of group and replaces their partitions once.

@@ -3,6 +3,7 @@ package commit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -54,17 +55,18 @@ func TestRecordsRoundTrip(t *testing.T) {
 	req := Request{Lineage: Lineage{RunID: "r", CodeVersion: "v7", SchemaID: 3}, Token: "tok"}
 	props := req.summary([]string{"1-aa", "2-bb"}, []string{"1-f", "0-0"})
 	props[SummaryPartitions] = "d=2026-07-14,d=2026-07-15"
-	got := records(props)
-	want := map[string]record{"d=2026-07-14": {"1-aa", "1-f", "v7"}, "d=2026-07-15": {"2-bb", "0-0", "v7"}}
-	if len(got) != len(want) {
-		t.Fatalf("records = %v, want %v", got, want)
+	props[SummaryRows] = "9"
+	snap := &icetable.Snapshot{SnapshotID: 42, TimestampMs: 7, Summary: &icetable.Summary{Properties: props}}
+	got := snapshotRecords(snap)
+	want := []Record{
+		{Key: "d=2026-07-14", SnapshotID: 42, TimestampMs: 7, RunID: "r", CodeVersion: "v7", Fingerprint: "1-aa", Files: "1-f", Rows: 9},
+		{Key: "d=2026-07-15", SnapshotID: 42, TimestampMs: 7, RunID: "r", CodeVersion: "v7", Fingerprint: "2-bb", Files: "0-0", Rows: 9},
 	}
-	for k, w := range want {
-		if got[k] != w {
-			t.Errorf("records[%s] = %v, want %v", k, got[k], w)
-		}
+	if !slices.Equal(got, want) {
+		t.Errorf("snapshotRecords = %v, want %v", got, want)
 	}
-	if records(map[string]string{SummaryPartitions: "a,b", SummaryPartitionFingerprints: "x"}) != nil {
+	bad := &icetable.Snapshot{Summary: &icetable.Summary{Properties: map[string]string{SummaryPartitions: "a,b", SummaryPartitionFingerprints: "x"}}}
+	if snapshotRecords(bad) != nil {
 		t.Error("records of a malformed summary must be nil")
 	}
 }

@@ -197,12 +197,20 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 	}
 	unchanged := len(del) == 0
 	fps, files := make([]string, len(req.Parts)), make([]string, len(req.Parts))
+	var recorded map[string]Record
+	if unchanged {
+		want := make(map[string]bool, len(req.Parts))
+		for _, part := range req.Parts {
+			want[part.Key.String()] = true
+		}
+		recorded = LastRecords(tbl.Metadata(), want)
+	}
 	for i, part := range req.Parts {
 		cur := p.current[part.Key]
 		del = append(del, cur...)
 		add = append(add, part.Files...)
 		fps[i], files[i] = part.Fingerprint, filesHash(part.Files)
-		unchanged = unchanged && req.holds(tbl.Metadata(), part, cur)
+		unchanged = unchanged && req.holds(recorded, part, cur)
 	}
 	if unchanged || (len(del) == 0 && len(add) == 0) {
 		res.Unchanged = true
@@ -253,9 +261,9 @@ func countParts(parts []Part) int {
 // from this code version, untouched since: the last icerun snapshot that
 // recorded the key saw the same input and left exactly the files the
 // partition holds now.
-func (req *Request) holds(md icetable.Metadata, part Part, cur []iceberg.DataFile) bool {
-	r, ok := lastRecord(md, part.Key.String())
-	return ok && r.codeVersion == req.Lineage.CodeVersion && r.fingerprint == part.Fingerprint && r.files == filesHash(cur)
+func (req *Request) holds(recorded map[string]Record, part Part, cur []iceberg.DataFile) bool {
+	r, ok := recorded[part.Key.String()]
+	return ok && r.CodeVersion == req.Lineage.CodeVersion && r.Fingerprint == part.Fingerprint && r.Files == filesHash(cur)
 }
 
 func (req *Request) summary(fps, files []string) iceberg.Properties {

@@ -4,7 +4,6 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
@@ -33,49 +32,6 @@ type Lineage struct {
 	RunID       string
 	CodeVersion string
 	SchemaID    int
-}
-
-// record is what one icerun snapshot says about one partition.
-type record struct {
-	fingerprint string
-	files       string
-	codeVersion string
-}
-
-// records reads the per-partition records of an icerun snapshot summary.
-func records(props iceberg.Properties) map[string]record {
-	keys := props[SummaryPartitions]
-	if keys == "" {
-		return nil
-	}
-	ks := strings.Split(keys, ",")
-	fps := strings.Split(props[SummaryPartitionFingerprints], ",")
-	files := strings.Split(props[SummaryPartitionFiles], ",")
-	if len(fps) != len(ks) || len(files) != len(ks) {
-		return nil
-	}
-	out := make(map[string]record, len(ks))
-	for i, k := range ks {
-		out[k] = record{fingerprint: fps[i], files: files[i], codeVersion: props[SummaryCodeVersion]}
-	}
-	return out
-}
-
-// lastRecord finds the most recent snapshot on main's ancestry that
-// recorded key, and what it recorded.
-func lastRecord(md icetable.Metadata, key string) (record, bool) {
-	for s := md.CurrentSnapshot(); s != nil; {
-		if s.Summary != nil {
-			if r, ok := records(s.Summary.Properties)[key]; ok {
-				return r, true
-			}
-		}
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = md.SnapshotByID(*s.ParentSnapshotID)
-	}
-	return record{}, false
 }
 
 // findToken returns the snapshot on main's ancestry whose summary carries

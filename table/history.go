@@ -1,9 +1,6 @@
 package table
 
 import (
-	"strconv"
-	"strings"
-
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
@@ -22,12 +19,14 @@ type Write struct {
 
 // History returns the writes of partition key (canonical text) on the
 // main branch's ancestry of tbl's current snapshot, newest first. Writes
-// by other engines and expired snapshots are not in it.
+// by other engines are not in it; of the writes of expired snapshots only
+// the latest survives, in the lineage checkpoint (commit.PropertyLineage)
+// that icerun's expiry leaves.
 func History(tbl *icetable.Table, key string) []Write {
 	var out []Write
-	walk(tbl.Metadata(), func(s *icetable.Snapshot, keys []string, i int) bool {
-		if keys[i] == key {
-			out = append(out, write(s, i))
+	commit.Records(tbl.Metadata(), func(r commit.Record) bool {
+		if r.Key == key {
+			out = append(out, write(r))
 		}
 		return true
 	})
@@ -41,40 +40,12 @@ func LastWrites(tbl *icetable.Table, keys []string) map[string]Write {
 		want[k] = true
 	}
 	out := make(map[string]Write)
-	walk(tbl.Metadata(), func(s *icetable.Snapshot, ks []string, i int) bool {
-		if _, seen := out[ks[i]]; want[ks[i]] && !seen {
-			out[ks[i]] = write(s, i)
-		}
-		return len(out) < len(want)
-	})
+	for k, r := range commit.LastRecords(tbl.Metadata(), want) {
+		out[k] = write(r)
+	}
 	return out
 }
 
-// walk calls fn for every partition of every icerun snapshot on main's
-// ancestry, newest first, until fn returns false.
-func walk(md icetable.Metadata, fn func(s *icetable.Snapshot, keys []string, i int) bool) {
-	for s := md.CurrentSnapshot(); s != nil; {
-		if s.Summary != nil && s.Summary.Properties[commit.SummaryPartitions] != "" {
-			keys := strings.Split(s.Summary.Properties[commit.SummaryPartitions], ",")
-			for i := range keys {
-				if !fn(s, keys, i) {
-					return
-				}
-			}
-		}
-		if s.ParentSnapshotID == nil {
-			return
-		}
-		s = md.SnapshotByID(*s.ParentSnapshotID)
-	}
-}
-
-func write(s *icetable.Snapshot, i int) Write {
-	p := s.Summary.Properties
-	w := Write{SnapshotID: s.SnapshotID, TimestampMs: s.TimestampMs, RunID: p[commit.SummaryRunID], CodeVersion: p[commit.SummaryCodeVersion]}
-	if fps := strings.Split(p[commit.SummaryPartitionFingerprints], ","); i < len(fps) {
-		w.Fingerprint = fps[i]
-	}
-	w.Rows, _ = strconv.ParseInt(p[commit.SummaryRows], 10, 64)
-	return w
+func write(r commit.Record) Write {
+	return Write{SnapshotID: r.SnapshotID, TimestampMs: r.TimestampMs, RunID: r.RunID, CodeVersion: r.CodeVersion, Fingerprint: r.Fingerprint, Rows: r.Rows}
 }

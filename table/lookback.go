@@ -351,13 +351,15 @@ func unchangedParts(ctx context.Context, tbl *icetable.Table, spec *partition.Sp
 		return nil, nil
 	}
 	want := make(map[string]commit.Part, len(parts))
+	keySet := make(map[string]bool, len(parts))
 	for _, p := range parts {
 		want[p.Key.String()] = p
+		keySet[p.Key.String()] = true
 	}
-	recorded := lastRecords(tbl.Metadata(), want)
+	recorded := commit.LastRecords(tbl.Metadata(), keySet)
 	var keys []partition.Key
 	for k, r := range recorded {
-		if p := want[k]; r.codeVersion == codeVersion && r.fingerprint == p.Fingerprint {
+		if p := want[k]; r.CodeVersion == codeVersion && r.Fingerprint == p.Fingerprint {
 			keys = append(keys, p.Key)
 		}
 	}
@@ -373,7 +375,7 @@ func unchangedParts(ctx context.Context, tbl *icetable.Table, spec *partition.Sp
 	}
 	out := make(map[partition.Key]bool)
 	for _, k := range keys {
-		if filesHash(byKey[k]) == recorded[k.String()].files {
+		if filesHash(byKey[k]) == recorded[k.String()].Files {
 			out[k] = true
 		}
 	}
@@ -410,38 +412,6 @@ func filesByKey(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 		}
 	}
 	return out, nil
-}
-
-// record is what the last icerun snapshot that recorded a partition says
-// about it (see the commit.Summary* properties).
-type record struct{ fingerprint, files, codeVersion string }
-
-// lastRecords walks main's ancestry, newest first, and returns the latest
-// record of every key of want that has one.
-func lastRecords[V any](md icetable.Metadata, want map[string]V) map[string]record {
-	out := make(map[string]record)
-	for s := md.CurrentSnapshot(); s != nil && len(out) < len(want); {
-		if s.Summary != nil {
-			p := s.Summary.Properties
-			ks := strings.Split(p[commit.SummaryPartitions], ",")
-			fps := strings.Split(p[commit.SummaryPartitionFingerprints], ",")
-			files := strings.Split(p[commit.SummaryPartitionFiles], ",")
-			if p[commit.SummaryPartitions] != "" && len(fps) == len(ks) && len(files) == len(ks) {
-				for i, k := range ks {
-					if _, ok := want[k]; ok {
-						if _, seen := out[k]; !seen {
-							out[k] = record{fingerprint: fps[i], files: files[i], codeVersion: p[commit.SummaryCodeVersion]}
-						}
-					}
-				}
-			}
-		}
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = md.SnapshotByID(*s.ParentSnapshotID)
-	}
-	return out
 }
 
 func windowSet(window []partition.Key, late LatePolicy) (map[partition.Key]bool, error) {
