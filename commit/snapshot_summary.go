@@ -54,6 +54,9 @@ func (p *producer) summary(props iceberg.Properties, add, del []iceberg.DataFile
 	}
 	if len(del) > 0 {
 		op = icetable.OpOverwrite
+		if len(add) == 0 {
+			op = icetable.OpDelete // an emptied partition
+		}
 		set(sumDeletedFiles, int64(len(del)))
 		set(sumDeletedRecords, delRows)
 		set(sumRemovedSize, delSize)

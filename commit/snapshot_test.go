@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,13 +94,15 @@ func repriced(orders []orderdata.Order, amount int64) []orderdata.Order {
 	return out
 }
 
+var referenceTables atomic.Int64 // names the tables of expected
+
 // expected is the canonical scan of a fresh table holding exactly orders,
 // written by iceberg-go's own append: a reference that does not go through
 // icerun's commit path.
 func expected(t *testing.T, cat catalog.Catalog, orders []orderdata.Order) []byte {
 	t.Helper()
 	ctx := context.Background()
-	ident := ordersTable(t, cat, fmt.Sprintf("expected_%d", time.Now().UnixNano()), nil)
+	ident := ordersTable(t, cat, fmt.Sprintf("expected_%d", referenceTables.Add(1)), nil)
 	if len(orders) == 0 {
 		return nil
 	}
@@ -295,9 +300,12 @@ func checkSummaries(t *testing.T, tbl *icetable.Table) {
 			assert.True(t, ok, "snapshot %d: summary has no %s", id, k)
 			assert.Equal(t, strconv.FormatInt(want, 10), got, "snapshot %d: summary %s", id, k)
 		}
-		wantOp := icetable.OpAppend
-		if delFiles > 0 {
+		wantOp := icetable.OpAppend // Iceberg's operations: only adds, adds and deletes, only deletes
+		switch {
+		case delFiles > 0 && addFiles > 0:
 			wantOp = icetable.OpOverwrite
+		case delFiles > 0:
+			wantOp = icetable.OpDelete
 		}
 		assert.Equal(t, wantOp, s.Summary.Operation, "snapshot %d: operation", id)
 		parent = live
@@ -394,7 +402,7 @@ var manifestFile = regexp.MustCompile(`-m\d+\.avro$`)
 func manifestReads(ops []string) (n int, names []string) {
 	for _, op := range ops {
 		for _, prefix := range []string{"io.open ", "io.read "} {
-			if len(op) > len(prefix) && op[:len(prefix)] == prefix && manifestFile.MatchString(op) {
+			if strings.HasPrefix(op, prefix) && manifestFile.MatchString(op) {
 				n++
 				names = append(names, op)
 			}
@@ -437,6 +445,7 @@ func TestSnapshotManifestsBoundedAndPruned(t *testing.T) {
 	start := counter.Count()
 	replaceDay(t, cw, day(500), repriced(orderdata.Day(day(500), 2), 5))
 	n, names := manifestReads(counter.Ops()[start:])
+	t.Logf("replacing 1 of %d partitions in %d manifests read %d manifests", parts, len(mfs), n)
 	assert.GreaterOrEqual(t, n, 1, "manifest reads seen by the counter (is it counting?)")
 	assert.LessOrEqual(t, n, 3, "replace of 1 of %d partitions in %d manifests read %d manifests:\n%v", parts, len(mfs), n, names)
 
@@ -567,6 +576,7 @@ func TestSnapshotManifestsPrunedIntPartitions(t *testing.T) {
 	rows.Release()
 	require.NoError(t, err)
 	n, names := manifestReads(counter.Ops()[start:])
+	t.Logf("replacing part=5 of %d partitions in %d manifests read %d manifests", parts, len(mfs), n)
 	assert.GreaterOrEqual(t, n, 1, "manifest reads seen by the counter (is it counting?)")
 	assert.LessOrEqual(t, n, 3, "replace of part=5 of %d partitions in %d manifests read %d manifests:\n%v", parts, len(mfs), n, names)
 }
@@ -637,32 +647,85 @@ func TestSnapshotConcurrentSchemaOrSpecChange(t *testing.T) {
 		},
 	}}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cat, dir := catalogtest.New(t)
-			ident := ordersTable(t, cat, "orders", nil)
-			replaceDays(t, openWriter(t, cat, ident), days(10, day(0), day(1)))
-			current := load(t, cat, ident).CurrentSnapshot().SnapshotID
-			snaps := catalogtest.Snapshots(t, cat, ident)
-			files := catalogtest.DataFiles(t, dir)
-
-			ic := &interposer{Catalog: cat}
-			ic.before = func() { tc.change(t, cat, ident) }
-			w := openWriter(t, ic, ident)
-			rows := orderdata.Reader(repriced(orderdata.Day(day(0), 10), 5), 64)
-			_, err := w.ReplacePartition(ctx, dayKey(t, w, day(0)), rows)
-			rows.Release()
-			require.Nil(t, ic.before, "the change ran")
-
-			md := load(t, cat, ident).Metadata()
-			tc.intact(t, md)
-			if err == nil {
-				t.Logf("committed after the change")
-				return
+		for _, empty := range []bool{false, true} {
+			name := tc.name + "/table with data"
+			if empty { // the replacement is the first commit: it also sets the name mapping
+				name = tc.name + "/empty table"
 			}
-			assert.ErrorIs(t, err, commit.ErrTableChanged)
-			assert.Equal(t, snaps, catalogtest.Snapshots(t, cat, ident), "snapshots after a failed replacement")
-			assert.Equal(t, files, catalogtest.DataFiles(t, dir), "data files after a failed replacement")
-			assert.Equal(t, current, md.CurrentSnapshot().SnapshotID, "current snapshot after a failed replacement")
-		})
+			t.Run(name, func(t *testing.T) {
+				cat, dir := catalogtest.New(t)
+				ident := ordersTable(t, cat, "orders", nil)
+				if !empty {
+					replaceDays(t, openWriter(t, cat, ident), days(10, day(0), day(1)))
+				}
+				current := snapshotID(load(t, cat, ident))
+				snaps := catalogtest.Snapshots(t, cat, ident)
+				files := catalogtest.DataFiles(t, dir)
+
+				ic := &interposer{Catalog: cat}
+				ic.before = func() { tc.change(t, cat, ident) }
+				w := openWriter(t, ic, ident)
+				rows := orderdata.Reader(repriced(orderdata.Day(day(0), 10), 5), 64)
+				_, err := w.ReplacePartition(ctx, dayKey(t, w, day(0)), rows)
+				rows.Release()
+				require.Nil(t, ic.before, "the change ran")
+
+				tbl := load(t, cat, ident)
+				tc.intact(t, tbl.Metadata())
+				if err == nil {
+					t.Logf("committed after the change")
+					checkCommittedAfter(t, tbl)
+					return
+				}
+				assert.ErrorIs(t, err, commit.ErrTableChanged)
+				assert.Equal(t, snaps, catalogtest.Snapshots(t, cat, ident), "snapshots after a failed replacement")
+				assert.Equal(t, files, catalogtest.DataFiles(t, dir), "data files after a failed replacement")
+				assert.Equal(t, current, snapshotID(tbl), "current snapshot after a failed replacement")
+			})
+		}
+	}
+}
+
+func snapshotID(tbl *icetable.Table) int64 {
+	if s := tbl.CurrentSnapshot(); s != nil {
+		return s.SnapshotID
+	}
+	return 0
+}
+
+// checkCommittedAfter checks a replacement that committed after a schema
+// or spec change: it was made for the table as it is now (its snapshot's
+// schema and its files' spec are the current ones), and it left the name
+// mapping of the current schema.
+func checkCommittedAfter(t *testing.T, tbl *icetable.Table) {
+	t.Helper()
+	md := tbl.Metadata()
+	s := tbl.CurrentSnapshot()
+	if assert.NotNil(t, s.SchemaID, "schema id of the snapshot") {
+		assert.Equal(t, md.CurrentSchema().ID, *s.SchemaID, "schema id of the snapshot committed after the change")
+	}
+	for path, e := range liveFiles(t, tbl, s) {
+		if e.SnapshotID() == s.SnapshotID {
+			assert.Equal(t, int32(md.DefaultPartitionSpec()), e.DataFile().SpecID(), "spec of data file %s committed after the change", path)
+		}
+	}
+	checkMapping(t, md)
+}
+
+// checkMapping fails when md has a name mapping that does not map a
+// top-level column of its current schema by its current name: a name
+// mapping computed from an older schema overwrote a newer one.
+func checkMapping(t *testing.T, md icetable.Metadata) {
+	t.Helper()
+	nm := md.NameMapping()
+	if nm == nil {
+		return
+	}
+	for _, f := range md.CurrentSchema().Fields() {
+		found := false
+		for _, m := range nm {
+			found = found || (m.FieldID != nil && *m.FieldID == f.ID && slices.Contains(m.Names, f.Name))
+		}
+		assert.True(t, found, "name mapping %v does not map column %d %q", nm, f.ID, f.Name)
 	}
 }
