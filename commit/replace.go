@@ -43,8 +43,8 @@ type Request struct {
 	// table again. A state that moved since only costs a conflict and a
 	// fresh attempt; an Unchanged result on it is still a state the table
 	// held during the call.
-	Base *icetable.Table
-	OldSpec   OldSpecFunc // decides older-spec files; nil fails when there are any
+	Base    *icetable.Table
+	OldSpec OldSpecFunc // decides older-spec files; nil fails when there are any
 	// Verify, when set, is called on every attempt after planning and
 	// before anything is committed, with the current-spec data files each
 	// replaced partition holds in tbl. A non-nil error stops the loop and
