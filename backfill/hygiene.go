@@ -135,9 +135,9 @@ func (h Hygiene) expire(ctx context.Context, w *table.Writer) error {
 }
 
 // expire expires all snapshots but the last keep on main's ancestry and
-// any newer than olderThan, and records the lineage of the expired ones
-// (commit.Checkpoint) in the table property commit.PropertyLineage in the
-// same commit.
+// any newer than olderThan, and records the lineage of the expired ones in
+// a checkpoint file (commit.WriteCheckpoint) that the same commit names in
+// the table property commit.PropertyLineage.
 func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Duration) error {
 	return retry(ctx, w, func(tbl *icetable.Table) (bool, error) {
 		txn := tbl.NewTransaction()
@@ -152,15 +152,30 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 		if !ok {
 			return false, nil // nothing of main's ancestry expires
 		}
-		cp, err := commit.Checkpoint(tbl.Metadata(), base)
+		path, err := commit.WriteCheckpoint(ctx, tbl, base)
 		if err != nil {
 			return false, err
 		}
-		if err := txn.SetProperties(iceberg.Properties{commit.PropertyLineage: cp}); err != nil {
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
 			return false, err
 		}
-		_, err = txn.Commit(ctx)
-		return true, err
+		if err := txn.SetProperties(iceberg.Properties{commit.PropertyLineage: path}); err != nil {
+			_ = fsys.Remove(path)
+			return false, err
+		}
+		if _, err = txn.Commit(ctx); err != nil {
+			// Not committed (a conflict is retried with a new file). Kept
+			// when the outcome cannot be known: the table may name it.
+			if conflict(err) {
+				_ = fsys.Remove(path)
+			}
+			return true, err
+		}
+		if old := tbl.Properties()[commit.PropertyLineage]; old != "" && old != path {
+			_ = fsys.Remove(old) // replaced: the new checkpoint holds its records
+		}
+		return true, nil
 	})
 }
 

@@ -2,11 +2,14 @@ package backfill_test
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/icerun/icerun/backfill"
+	"github.com/icerun/icerun/cleanup"
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
@@ -64,6 +67,14 @@ func TestLineageSurvivesExpiry(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEmpty(t, tbl.Properties()[commit.PropertyLineage], "expiry leaves a lineage checkpoint")
 			scan := catalogtest.CanonicalScan(t, cat, ident)
+			lineage, err := filepath.Glob(filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "metadata", "icerun-lineage-*.json"))
+			require.NoError(t, err)
+			require.Len(t, lineage, 1, "each expiry replaces the previous checkpoint file")
+
+			// An orphan cleanup keeps the checkpoint: the property names it.
+			_, err = cleanup.Orphans(ctx, tbl, cleanup.AnyAge(), cleanup.Execute())
+			require.NoError(t, err)
+			require.FileExists(t, lineage[0])
 
 			hist := table.History(tbl, ks[0].String())
 			require.Len(t, hist, 1, "the first key was written by an expired snapshot")

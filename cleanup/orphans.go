@@ -7,6 +7,8 @@ import (
 	"time"
 
 	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
 )
 
 // DefaultMinAge is the age a file must have before [Orphans] considers it.
@@ -86,13 +88,29 @@ func Orphans(ctx context.Context, tbl *icetable.Table, opts ...Option) (Report, 
 	}
 	rep := Report{Cutoff: plan.Cutoff(), DryRun: !cfg.execute}
 	for _, f := range plan.OrphanFiles() {
-		rep.Orphans = append(rep.Orphans, File{Path: f.Path, Size: f.SizeBytes})
+		if !commit.IsCheckpoint(tbl, f.Path) { // icerun's lineage: named by a table property
+			rep.Orphans = append(rep.Orphans, File{Path: f.Path, Size: f.SizeBytes})
+		}
 	}
 	if !cfg.execute || len(rep.Orphans) == 0 {
 		return rep, nil
 	}
-	res, err := tbl.ExecuteOrphanCleanup(ctx, plan)
-	rep.Removed = res.DeletedFiles
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("cleanup: %v: %w", name, err)
+	}
+	keep := func(path string) error {
+		if commit.IsCheckpoint(tbl, path) {
+			return nil
+		}
+		return fsys.Remove(path)
+	}
+	res, err := tbl.ExecuteOrphanCleanup(ctx, plan, icetable.WithDeleteFunc(keep))
+	for _, p := range res.DeletedFiles {
+		if !commit.IsCheckpoint(tbl, p) {
+			rep.Removed = append(rep.Removed, p)
+		}
+	}
 	if err != nil {
 		return rep, fmt.Errorf("cleanup: %v: remove: %w", name, err)
 	}

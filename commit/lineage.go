@@ -1,22 +1,30 @@
 package commit
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	pathpkg "path"
 	"strconv"
 	"strings"
+	"sync"
 
+	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 )
 
 // PropertyLineage is the table property that keeps the lineage of expired
-// snapshots: when snapshots are expired through icerun (backfill's
-// hygiene), the same commit records here the latest write of every
-// partition made by the snapshots it expires (and by those an earlier
-// checkpoint stood for). Lineage then reads the snapshots that remain and
-// ends with this checkpoint, so resuming, Unchanged and history keep
-// working after expiry, while the metadata grows with the partitions, not
-// with the commits.
+// snapshots. When snapshots are expired through icerun (backfill's
+// hygiene), a checkpoint file is written under the table's metadata
+// location with the latest write of every partition made by the snapshots
+// it expires (and by those an earlier checkpoint stood for), and the same
+// commit sets this property to its path. Lineage then reads the snapshots
+// that remain and ends with the checkpoint, so resuming, Unchanged and
+// history keep working after expiry; metadata.json, which every commit
+// parses, holds only the path. The file is JSON (see [Checkpoint]);
+// package cleanup never takes it for an orphan.
 const PropertyLineage = "icerun.lineage"
 
 // Record is icerun's record of one write of one partition.
@@ -54,20 +62,22 @@ func snapshotRecords(s *icetable.Snapshot) []Record {
 }
 
 // Records calls fn with every partition write icerun recorded on main's
-// ancestry of md, newest first, until fn returns false: the writes of the
-// snapshots, then those of the lineage checkpoint ([PropertyLineage]) the
-// oldest remaining snapshot descends from.
-func Records(md icetable.Metadata, fn func(Record) bool) {
-	recordsFrom(md, md.CurrentSnapshot(), fn)
+// ancestry of tbl's current snapshot, newest first, until fn returns
+// false: the writes of the snapshots, then those of the lineage checkpoint
+// ([PropertyLineage]) the oldest remaining snapshot descends from. A
+// checkpoint that cannot be read ends the lineage there.
+func Records(tbl *icetable.Table, fn func(Record) bool) {
+	md := tbl.Metadata()
+	recordsFrom(tbl, md.CurrentSnapshot(), fn)
 }
 
 // LastRecords returns the newest record of each of keys that has one.
-func LastRecords(md icetable.Metadata, keys map[string]bool) map[string]Record {
+func LastRecords(tbl *icetable.Table, keys map[string]bool) map[string]Record {
 	out := make(map[string]Record)
 	if len(keys) == 0 {
 		return out
 	}
-	Records(md, func(r Record) bool {
+	Records(tbl, func(r Record) bool {
 		if _, seen := out[r.Key]; keys[r.Key] && !seen {
 			out[r.Key] = r
 		}
@@ -76,8 +86,12 @@ func LastRecords(md icetable.Metadata, keys map[string]bool) map[string]Record {
 	return out
 }
 
-func recordsFrom(md icetable.Metadata, s *icetable.Snapshot, fn func(Record) bool) {
-	cp := readCheckpoint(md)
+func recordsFrom(tbl *icetable.Table, s *icetable.Snapshot, fn func(Record) bool) {
+	md := tbl.Metadata()
+	var cp *checkpoint
+	if tbl.Properties()[PropertyLineage] != "" {
+		cp = loadCheckpoint(tbl)
+	}
 	for s != nil {
 		for _, r := range snapshotRecords(s) {
 			if !fn(r) {
@@ -117,16 +131,55 @@ type checkpointPart struct {
 	Rows  int64  `json:"n"`
 }
 
-func readCheckpoint(md icetable.Metadata) *checkpoint {
-	raw := md.Properties()[PropertyLineage]
-	if raw == "" {
+// checkpoints caches parsed checkpoint files by path: a file is written
+// once under a fresh name and never changed, and a long run reads the same
+// one on every commit.
+var checkpoints struct {
+	sync.Mutex
+	byPath map[string]*checkpoint
+}
+
+// loadCheckpoint reads the checkpoint tbl's PropertyLineage names; nil
+// when there is none or it cannot be read.
+func loadCheckpoint(tbl *icetable.Table) *checkpoint {
+	path := tbl.Properties()[PropertyLineage]
+	if path == "" {
 		return nil
 	}
-	var cp checkpoint
-	if err := json.Unmarshal([]byte(raw), &cp); err != nil {
-		return nil // unreadable: lineage ends with the snapshots
+	checkpoints.Lock()
+	cp, ok := checkpoints.byPath[path]
+	checkpoints.Unlock()
+	if ok {
+		return cp
 	}
-	return &cp
+	fsys, err := tbl.FS(context.Background())
+	if err != nil {
+		return nil
+	}
+	raw, err := readAll(fsys, path)
+	if err != nil {
+		return nil
+	}
+	cp = new(checkpoint)
+	if err := json.Unmarshal(raw, cp); err != nil {
+		return nil
+	}
+	checkpoints.Lock()
+	if checkpoints.byPath == nil || len(checkpoints.byPath) >= 16 {
+		checkpoints.byPath = make(map[string]*checkpoint)
+	}
+	checkpoints.byPath[path] = cp
+	checkpoints.Unlock()
+	return cp
+}
+
+func readAll(fsys iceio.IO, path string) ([]byte, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func (cp *checkpoint) each(fn func(Record) bool) {
@@ -146,12 +199,13 @@ func (cp *checkpoint) record(p checkpointPart) (Record, bool) {
 		CodeVersion: cp.Codes[p.Code], Fingerprint: p.FP, Files: p.Files, Rows: p.Rows}, true
 }
 
-// Checkpoint returns the value of [PropertyLineage] that stands for the
-// snapshot base and its ancestors in md: the latest record of every
-// partition written by them, including what an earlier checkpoint held.
-// A commit that expires base and its ancestors sets it.
-func Checkpoint(md icetable.Metadata, base int64) (string, error) {
-	s := md.SnapshotByID(base)
+// WriteCheckpoint writes the lineage checkpoint that stands for snapshot
+// base of tbl and its ancestors, under tbl's metadata location, and
+// returns its path, the value of [PropertyLineage] for the commit that
+// expires them. It holds the latest record of every partition written by
+// them, including what an earlier checkpoint held.
+func WriteCheckpoint(ctx context.Context, tbl *icetable.Table, base int64) (string, error) {
+	s := tbl.Metadata().SnapshotByID(base)
 	if s == nil {
 		return "", fmt.Errorf("lineage checkpoint: snapshot %d is not in the table", base)
 	}
@@ -167,7 +221,7 @@ func Checkpoint(md icetable.Metadata, base int64) (string, error) {
 		return i
 	}
 	seen := map[string]bool{}
-	recordsFrom(md, s, func(r Record) bool {
+	recordsFrom(tbl, s, func(r Record) bool {
 		if !seen[r.Key] {
 			seen[r.Key] = true
 			cp.Parts = append(cp.Parts, checkpointPart{Key: r.Key, Snap: r.SnapshotID, TS: r.TimestampMs,
@@ -175,6 +229,34 @@ func Checkpoint(md icetable.Metadata, base int64) (string, error) {
 		}
 		return true
 	})
-	b, err := json.Marshal(cp)
-	return string(b), err
+	raw, err := json.Marshal(cp)
+	if err != nil {
+		return "", err
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return "", err
+	}
+	wfs, ok := fsys.(iceio.WriteFileIO)
+	if !ok {
+		return "", fmt.Errorf("lineage checkpoint: %w: table file IO %T cannot write", ErrUnsupported, fsys)
+	}
+	locs, err := tbl.LocationProvider()
+	if err != nil {
+		return "", err
+	}
+	path := locs.NewMetadataLocation("icerun-lineage-" + uuid.NewString() + ".json")
+	if err := wfs.WriteFile(path, raw); err != nil {
+		_ = wfs.Remove(path)
+		return "", fmt.Errorf("lineage checkpoint: %w", err)
+	}
+	return path, nil
+}
+
+// IsCheckpoint reports whether path is tbl's current lineage checkpoint
+// file (compared by file name: the same file may be spelled with other
+// URI forms).
+func IsCheckpoint(tbl *icetable.Table, path string) bool {
+	cur := tbl.Properties()[PropertyLineage]
+	return cur != "" && pathpkg.Base(cur) == pathpkg.Base(path)
 }

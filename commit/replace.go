@@ -203,7 +203,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		for _, part := range req.Parts {
 			want[part.Key.String()] = true
 		}
-		recorded = LastRecords(tbl.Metadata(), want)
+		recorded = LastRecords(tbl, want)
 	}
 	for i, part := range req.Parts {
 		cur := p.current[part.Key]

@@ -24,7 +24,7 @@ type Write struct {
 // that icerun's expiry leaves.
 func History(tbl *icetable.Table, key string) []Write {
 	var out []Write
-	commit.Records(tbl.Metadata(), func(r commit.Record) bool {
+	commit.Records(tbl, func(r commit.Record) bool {
 		if r.Key == key {
 			out = append(out, write(r))
 		}
@@ -40,7 +40,7 @@ func LastWrites(tbl *icetable.Table, keys []string) map[string]Write {
 		want[k] = true
 	}
 	out := make(map[string]Write)
-	for k, r := range commit.LastRecords(tbl.Metadata(), want) {
+	for k, r := range commit.LastRecords(tbl, want) {
 		out[k] = write(r)
 	}
 	return out

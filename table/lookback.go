@@ -356,7 +356,7 @@ func unchangedParts(ctx context.Context, tbl *icetable.Table, spec *partition.Sp
 		want[p.Key.String()] = p
 		keySet[p.Key.String()] = true
 	}
-	recorded := commit.LastRecords(tbl.Metadata(), keySet)
+	recorded := commit.LastRecords(tbl, keySet)
 	var keys []partition.Key
 	for k, r := range recorded {
 		if p := want[k]; r.CodeVersion == codeVersion && r.Fingerprint == p.Fingerprint {
