@@ -76,8 +76,8 @@ func BenchmarkBackfill(b *testing.B) {
 	}{
 		{"icerun-1-per-snapshot-1-worker", []backfill.Option{backfill.WithWorkers(1)}},
 		{"icerun-1-per-snapshot", []backfill.Option{backfill.WithWorkers(2)}},
-		{"icerun-1-per-snapshot-keep-32-1-worker", []backfill.Option{backfill.WithWorkers(1), keep32}},
-		{"icerun-1-per-snapshot-keep-32", []backfill.Option{backfill.WithWorkers(2), keep32}},
+		{"icerun-1-per-snapshot-keep-16-1-worker", []backfill.Option{backfill.WithWorkers(1), keep16}},
+		{"icerun-1-per-snapshot-keep-16", []backfill.Option{backfill.WithWorkers(2), keep16}},
 		{"icerun-8-per-snapshot", []backfill.Option{backfill.WithWorkers(2), backfill.WithKeysPerSnapshot(8)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -117,10 +117,10 @@ func BenchmarkBackfill(b *testing.B) {
 	}
 }
 
-// keep32 expires snapshots during the run, keeping the last 32 (lineage
+// keep16 expires snapshots during the run, keeping the last 16 (lineage
 // is kept in the checkpoint): the metadata.json every commit parses stays
 // bounded.
-var keep32 = backfill.WithHygiene(backfill.Hygiene{KeepSnapshots: 32, PreviousVersionsMax: backfill.DefaultHygiene.PreviousVersionsMax})
+var keep16 = backfill.WithHygiene(backfill.Hygiene{KeepSnapshots: 16, PreviousVersionsMax: backfill.DefaultHygiene.PreviousVersionsMax})
 
 func benchKeys(b *testing.B, w *table.Writer, n int) []partition.Key {
 	tbl := w.Table()

@@ -160,8 +160,12 @@ func (w *Writer) commitParts(ctx context.Context, op string, tbl *icetable.Table
 	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
 	req := w.request(op, tbl, spec, parts)
 	req.OldSpec = old.decide
-	req.Base = tbl // loaded at the start of this call
 	w.commitMu.Lock()
+	// The newest state this writer knows: loaded at the start of this
+	// call, or committed since by another call of the writer (commits of
+	// one writer take turns), so that concurrent calls do not conflict
+	// with each other on their first attempt.
+	req.Base = w.Table()
 	result, err := commit.Replace(ctx, w.cat, req)
 	w.commitMu.Unlock()
 	if err != nil {
