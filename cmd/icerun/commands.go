@@ -59,13 +59,16 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	order := fs.String("order", "forward", "forward, reverse or shuffled")
 	keepGoing := fs.Bool("continue", false, "continue after a key failed every attempt")
 	redo := fs.Bool("redo", false, "run keys already done by this code version too")
+	keep := fs.Int("keep-snapshots", 0, "expire all but the last N snapshots during the run (0: never); lineage is kept")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *dir == "" || *from == "" || *to == "" {
 		return fmt.Errorf("%w: -dir, -from and -to are required", errUsage)
 	}
-	opts := []backfill.Option{backfill.WithWorkers(*workers), backfill.WithKeysPerSnapshot(*perSnap), backfill.WithRetries(*retries)}
+	h := backfill.DefaultHygiene
+	h.KeepSnapshots = *keep
+	opts := []backfill.Option{backfill.WithWorkers(*workers), backfill.WithKeysPerSnapshot(*perSnap), backfill.WithRetries(*retries), backfill.WithHygiene(h)}
 	switch *order {
 	case "forward":
 	case "reverse":
