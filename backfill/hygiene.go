@@ -207,6 +207,11 @@ func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (b
 		if _, err = fn(tbl); err == nil || !conflict(err) {
 			return err
 		}
+		// Lost a race: the catalog may have kept the metadata file it
+		// wrote for this attempt.
+		if now, lerr := w.Refresh(ctx); lerr == nil {
+			commit.RemoveLostMetadata(ctx, tbl, now)
+		}
 	}
 	return err
 }

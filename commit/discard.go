@@ -48,15 +48,18 @@ func removeOldMetadata(ctx context.Context, base, committed *icetable.Table) {
 	}
 }
 
-// discardLostMetadata removes the metadata files that catalogs wrote for
-// commits that lost the race from base: after a conflict the table has
+// RemoveLostMetadata removes the metadata files that catalogs wrote for
+// commits that lost the race from base (iceberg-go's SQL catalog writes
+// the file before its conditional update and keeps it when the update
+// loses). Any committer that saw a conflict on base can call it with the
+// table as it is now: after a conflict the table has
 // moved past base's version v, so every commit built on base (ours
 // included, and any other still in flight) can only fail, and the one
 // metadata file of version v+1 that won is in the table's metadata log
 // (or is the current file). Every other file named v+1-<uuid>.metadata.json
 // beside base's file is such a loser, referenced by nothing, and never
 // will be. Nothing is removed unless the winner is found. Best effort.
-func discardLostMetadata(ctx context.Context, base, now *icetable.Table) {
+func RemoveLostMetadata(ctx context.Context, base, now *icetable.Table) {
 	dir, baseName := path.Split(base.MetadataLocation())
 	v, ok := metadataVersion(baseName)
 	if !ok {

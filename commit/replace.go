@@ -134,7 +134,7 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			_ = ce.discard() // best effort: the loop goes on; a cleanup removes what is left
 		}
 		if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
-			discardLostMetadata(context.WithoutCancel(ctx), tbl, now)
+			RemoveLostMetadata(context.WithoutCancel(ctx), tbl, now)
 		}
 		if attempt >= pol.Attempts {
 			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, ErrConflict, attempt, err)
