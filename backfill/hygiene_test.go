@@ -67,7 +67,7 @@ func TestLineageSurvivesExpiry(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEmpty(t, tbl.Properties()[commit.PropertyLineage], "expiry leaves a lineage checkpoint")
 			scan := catalogtest.CanonicalScan(t, cat, ident)
-			lineage, err := filepath.Glob(filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "metadata", "icerun-lineage-*.json"))
+			lineage, err := filepath.Glob(filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "_icerun", "lineage-*.json"))
 			require.NoError(t, err)
 			require.Len(t, lineage, 1, "each expiry replaces the previous checkpoint file")
 

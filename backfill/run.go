@@ -100,6 +100,9 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 		return r.rep, err
 	}
 	hctx := context.WithoutCancel(ctx)
+	if r.expireErr != nil {
+		return r.rep, fmt.Errorf("backfill: expire snapshots during the run: %w", r.expireErr)
+	}
 	if len(r.rep.Failed) == 0 {
 		if err := cfg.hygiene.expire(hctx, w); err != nil {
 			return r.rep, fmt.Errorf("backfill: expire snapshots: %w", err)
@@ -130,8 +133,10 @@ type runner struct {
 	done     int
 	doneHere int // keys done by this run (not skipped), for the ETA
 	// expiring is held by the one worker that expires snapshots during
-	// the run (Hygiene.KeepSnapshots); the others go on.
-	expiring sync.Mutex
+	// the run (Hygiene.KeepSnapshots); the others go on. expireErr is the
+	// last expiry's error (nil once one succeeds), returned by Run.
+	expiring  sync.Mutex
+	expireErr error
 }
 
 // skipDone drops the keys whose latest write was made by this code version.
@@ -249,15 +254,15 @@ func (r *runner) runGroup(ctx context.Context, group []partition.Key) *Failure {
 }
 
 // keepSnapshots expires all but the last Hygiene.KeepSnapshots snapshots
-// once the table holds twice as many. Best effort: a failed expiry is
-// tried again after a later commit.
+// once the table holds twice as many. A failed expiry is tried again after
+// a later commit; Run returns the error when the last one failed.
 func (r *runner) keepSnapshots(ctx context.Context) {
 	keep := r.cfg.hygiene.KeepSnapshots
 	if keep == 0 || len(r.w.Table().Metadata().Snapshots()) <= 2*keep || !r.expiring.TryLock() {
 		return
 	}
 	defer r.expiring.Unlock()
-	_ = expire(ctx, r.w, keep, 0)
+	r.expireErr = expire(ctx, r.w, keep, 0)
 }
 
 // replace runs the jobs of group and replaces their partitions once.

@@ -17,8 +17,8 @@ import (
 
 // PropertyLineage is the table property that keeps the lineage of expired
 // snapshots. When snapshots are expired through icerun (backfill's
-// hygiene), a checkpoint file is written under the table's metadata
-// location with the latest write of every partition made by the snapshots
+// hygiene), a checkpoint file is written under the table location
+// (_icerun/lineage-<uuid>.json) with the latest write of every partition made by the snapshots
 // it expires (and by those an earlier checkpoint stood for), and the same
 // commit sets this property to its path. Lineage then reads the snapshots
 // that remain and ends with the checkpoint, so resuming, Unchanged and
@@ -200,7 +200,7 @@ func (cp *checkpoint) record(p checkpointPart) (Record, bool) {
 }
 
 // WriteCheckpoint writes the lineage checkpoint that stands for snapshot
-// base of tbl and its ancestors, under tbl's metadata location, and
+// base of tbl and its ancestors, under tbl's location (_icerun/), and
 // returns its path, the value of [PropertyLineage] for the commit that
 // expires them. It holds the latest record of every partition written by
 // them, including what an earlier checkpoint held.
@@ -241,16 +241,20 @@ func WriteCheckpoint(ctx context.Context, tbl *icetable.Table, base int64) (stri
 	if !ok {
 		return "", fmt.Errorf("lineage checkpoint: %w: table file IO %T cannot write", ErrUnsupported, fsys)
 	}
-	locs, err := tbl.LocationProvider()
-	if err != nil {
-		return "", err
-	}
-	path := locs.NewMetadataLocation("icerun-lineage-" + uuid.NewString() + ".json")
+	path := checkpointDir(tbl) + "/lineage-" + uuid.NewString() + ".json"
 	if err := wfs.WriteFile(path, raw); err != nil {
 		_ = wfs.Remove(path)
 		return "", fmt.Errorf("lineage checkpoint: %w", err)
 	}
 	return path, nil
+}
+
+// checkpointDir is where checkpoints go: icerun's own directory under the
+// table location. Catalogs that police the table layout (SeaweedFS's REST
+// catalog refuses any *.json in metadata/ but *.metadata.json) allow
+// format-owned "_name" directories beside metadata/ and data/.
+func checkpointDir(tbl *icetable.Table) string {
+	return strings.TrimSuffix(tbl.Location(), "/") + "/_icerun"
 }
 
 // IsCheckpoint reports whether path is tbl's current lineage checkpoint

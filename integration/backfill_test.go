@@ -44,7 +44,7 @@ func TestBackfillExpiryKeepsLineage(t *testing.T) {
 			}
 			return orderdata.Reader(orderdata.Day(d, 30), 16), nil
 		}
-		h := backfill.Hygiene{KeepSnapshots: 2, PreviousVersionsMax: 2}
+		h := backfill.Hygiene{KeepSnapshots: 2, PreviousVersionsMax: 2, ExpireRetainLast: 2}
 		rep, err := backfill.Run(ctx, w, keys, job, backfill.WithHygiene(h), backfill.WithWorkers(2))
 		require.NoError(t, err)
 		require.Equal(t, 12, rep.Written)
