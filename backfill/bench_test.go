@@ -78,6 +78,7 @@ func BenchmarkBackfill(b *testing.B) {
 		{"icerun-1-per-snapshot", []backfill.Option{backfill.WithWorkers(2)}},
 		{"icerun-1-per-snapshot-keep-16-1-worker", []backfill.Option{backfill.WithWorkers(1), keep16}},
 		{"icerun-1-per-snapshot-keep-16", []backfill.Option{backfill.WithWorkers(2), keep16}},
+		{"icerun-1-per-snapshot-keep-16-4-workers", []backfill.Option{backfill.WithWorkers(4), keep16}},
 		{"icerun-8-per-snapshot", []backfill.Option{backfill.WithWorkers(2), backfill.WithKeysPerSnapshot(8)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
