@@ -76,9 +76,7 @@ func BenchmarkBackfill(b *testing.B) {
 	}{
 		{"icerun-1-per-snapshot-1-worker", []backfill.Option{backfill.WithWorkers(1)}},
 		{"icerun-1-per-snapshot", []backfill.Option{backfill.WithWorkers(2)}},
-		{"icerun-1-per-snapshot-keep-16-1-worker", []backfill.Option{backfill.WithWorkers(1), keep16}},
-		{"icerun-1-per-snapshot-keep-16", []backfill.Option{backfill.WithWorkers(2), keep16}},
-		{"icerun-1-per-snapshot-keep-16-4-workers", []backfill.Option{backfill.WithWorkers(4), keep16}},
+		{"icerun-1-per-snapshot-keep-8", []backfill.Option{backfill.WithWorkers(2), keep8}},
 		{"icerun-8-per-snapshot", []backfill.Option{backfill.WithWorkers(2), backfill.WithKeysPerSnapshot(8)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -118,10 +116,10 @@ func BenchmarkBackfill(b *testing.B) {
 	}
 }
 
-// keep16 expires snapshots during the run, keeping the last 16 (lineage
-// is kept in the checkpoint): the metadata.json every commit parses stays
+// keep8 expires snapshots during the run, keeping the last 8 (lineage is
+// kept in the checkpoint): the metadata.json every commit parses stays
 // bounded.
-var keep16 = backfill.WithHygiene(backfill.Hygiene{KeepSnapshots: 16, PreviousVersionsMax: backfill.DefaultHygiene.PreviousVersionsMax})
+var keep8 = backfill.WithHygiene(backfill.Hygiene{KeepSnapshots: 8, PreviousVersionsMax: backfill.DefaultHygiene.PreviousVersionsMax})
 
 func benchKeys(b *testing.B, w *table.Writer, n int) []partition.Key {
 	tbl := w.Table()
