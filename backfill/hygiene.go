@@ -140,8 +140,13 @@ func (h Hygiene) expire(ctx context.Context, w *table.Writer) error {
 // the table property commit.PropertyLineage.
 func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Duration) error {
 	return retry(ctx, w, func(tbl *icetable.Table) (bool, error) {
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return false, err
+		}
+		incremental := linear(tbl.Metadata()) // else iceberg-go's cleanup runs after the commit
 		txn := tbl.NewTransaction()
-		if err := txn.ExpireSnapshots(icetable.WithRetainLast(keep), icetable.WithOlderThan(olderThan)); err != nil {
+		if err := txn.ExpireSnapshots(icetable.WithRetainLast(keep), icetable.WithOlderThan(olderThan), icetable.WithPostCommit(!incremental)); err != nil {
 			return false, err
 		}
 		staged, err := txn.StagedTable()
@@ -152,11 +157,13 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 		if !ok {
 			return false, nil // nothing of main's ancestry expires
 		}
-		path, err := commit.WriteCheckpoint(ctx, tbl, base)
-		if err != nil {
-			return false, err
+		var freed []string
+		if incremental {
+			if freed, err = freedFiles(fsys, tbl.Metadata(), staged.Metadata()); err != nil {
+				return false, err
+			}
 		}
-		fsys, err := tbl.FS(ctx)
+		path, err := commit.WriteCheckpoint(ctx, tbl, base)
 		if err != nil {
 			return false, err
 		}
@@ -174,6 +181,9 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 		}
 		if old := tbl.Properties()[commit.PropertyLineage]; old != "" && old != path {
 			_ = fsys.Remove(old) // replaced: the new checkpoint holds its records
+		}
+		for _, f := range freed {
+			_ = fsys.Remove(f) // best effort: what remains is for an orphan cleanup
 		}
 		return true, nil
 	})

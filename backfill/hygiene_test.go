@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/icerun/icerun/backfill"
@@ -13,6 +15,7 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
 
@@ -97,5 +100,56 @@ func TestLineageSurvivesExpiry(t *testing.T) {
 			require.True(t, res.Unchanged, "same input, same code version: unchanged after expiry")
 			require.Equal(t, scan, catalogtest.CanonicalScan(t, cat, ident))
 		})
+	}
+}
+
+// TestExpiryFreesExactlyTheDeadFiles: a v1 backfill, then a v2 one that
+// replaces every partition, both expiring snapshots during the run. The
+// expiries remove what only expired snapshots referenced (replaced data
+// files, merged-away manifests, manifest lists) and nothing live: the table
+// equals a clean v2 load and an any-age orphan cleanup finds nothing. On a
+// linear history icerun's incremental cleanup runs; a tag makes the
+// history non-linear and iceberg-go's full cleanup runs instead.
+func TestExpiryFreesExactlyTheDeadFiles(t *testing.T) {
+	ctx := context.Background()
+	v2orders := func(ctx context.Context, k partition.Key) (array.RecordReader, error) {
+		d := dayOf(k)
+		return orderdata.Reader(orderdata.Day(d, 11+d.YearDay()%5), 16), nil
+	}
+	want := func() []byte {
+		cat, ident, w, ks := setup(t, table.WithCodeVersion("v2"))
+		_, err := backfill.Run(ctx, w, ks, v2orders)
+		require.NoError(t, err)
+		return catalogtest.CanonicalScan(t, cat, ident)
+	}()
+	for _, tagged := range []bool{false, true} {
+		cat, ident, w, ks := setup(t, table.WithCodeVersion("v1"))
+		h := backfill.WithHygiene(backfill.Hygiene{KeepSnapshots: 2})
+		_, err := backfill.Run(ctx, w, ks, orders, h, backfill.WithWorkers(2))
+		require.NoError(t, err)
+		if tagged {
+			tbl, err := w.Refresh(ctx)
+			require.NoError(t, err)
+			_, _, err = cat.CommitTable(ctx, ident, nil, []icetable.Update{
+				icetable.NewSetSnapshotRefUpdate("v1-done", tbl.CurrentSnapshot().SnapshotID, icetable.TagRef, -1, -1, -1)})
+			require.NoError(t, err)
+		}
+		w2, err := table.Open(ctx, cat, ident, table.WithCodeVersion("v2"))
+		require.NoError(t, err)
+		rep, err := backfill.Run(ctx, w2, ks, v2orders, h, backfill.WithWorkers(2))
+		require.NoError(t, err)
+		require.Equal(t, days, rep.Written)
+		require.Equal(t, string(want), string(catalogtest.CanonicalScan(t, cat, ident)), "tagged=%v: expiry removed a live file", tagged)
+		tbl, err := w2.Refresh(ctx)
+		require.NoError(t, err)
+		orphans, err := cleanup.Orphans(ctx, tbl, cleanup.AnyAge())
+		require.NoError(t, err)
+		var left []string
+		for _, f := range orphans.Orphans {
+			if !strings.HasSuffix(f.Path, ".metadata.json") { // old metadata versions: not expiry's business
+				left = append(left, f.Path)
+			}
+		}
+		require.Empty(t, left, "tagged=%v: files only expired snapshots referenced were left", tagged)
 	}
 }

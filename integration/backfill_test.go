@@ -20,7 +20,8 @@ import (
 // TestBackfillExpiryKeepsLineage runs a backfill that expires snapshots
 // during the run on every target: the lineage checkpoint is written to the
 // target's storage and named by a table property through its catalog, a
-// second run skips every key, and nothing is left for an orphan cleanup.
+// second run skips every key, a rewrite by a new code version leaves the
+// same rows, and nothing is left for an orphan cleanup.
 func TestBackfillExpiryKeepsLineage(t *testing.T) {
 	eachTarget(t, func(t *testing.T, e env) {
 		ctx := context.Background()
@@ -61,6 +62,16 @@ func TestBackfillExpiryKeepsLineage(t *testing.T) {
 		require.Equal(t, 12, rep.Skipped, "lineage of expired snapshots read back from %s", e.Target)
 		require.Equal(t, want, scan(t, cat, ident))
 		require.Len(t, table.History(w2.Table(), keys[0].String()), 1)
+		assertNoOrphans(t, e, ident)
+
+		// A new code version rewrites every partition: the expiries free
+		// the replaced data files too, and only those.
+		w3, err := table.Open(ctx, cat, ident, table.WithCodeVersion("v2"))
+		require.NoError(t, err)
+		rep, err = backfill.Run(ctx, w3, keys, job, backfill.WithHygiene(h), backfill.WithWorkers(2))
+		require.NoError(t, err)
+		require.Equal(t, 12, rep.Written)
+		require.Equal(t, want, scan(t, cat, ident))
 		assertNoOrphans(t, e, ident)
 	})
 }

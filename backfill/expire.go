@@ -1,0 +1,124 @@
+package backfill
+
+import (
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	icetable "github.com/apache/iceberg-go/table"
+)
+
+// Expiry's file cleanup. iceberg-go's own cleanup after ExpireSnapshots
+// reads every entry of every manifest the remaining snapshots hold, to
+// protect live data files: O(table) per expiry. On a linear history (one
+// branch, main, and every snapshot on its ancestry) the files that expiry
+// frees are known from far less (Iceberg's "incremental" cleanup):
+//   - the manifest lists of the expired snapshots;
+//   - the manifests they list that no remaining snapshot lists;
+//   - the data files deleted by an expired snapshot or by the oldest
+//     remaining one: each such commit recorded them as DELETED entries in
+//     the manifests it added, and only snapshots before it reference them
+//     (file paths are never re-added).
+// linear reports whether md qualifies; otherwise iceberg-go's cleanup runs.
+
+// linear reports whether md has one branch, main, and every snapshot is on
+// its ancestry.
+func linear(md icetable.Metadata) bool {
+	n := 0
+	for range md.Refs() {
+		n++
+	}
+	if n != 1 || md.SnapshotByName(icetable.MainBranch) == nil {
+		return false
+	}
+	onMain := 0
+	for s := md.CurrentSnapshot(); s != nil; {
+		onMain++
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = md.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return onMain == len(md.Snapshots())
+}
+
+// freedFiles lists the files that expiring every snapshot of before that
+// after no longer has frees, on a linear history (see above).
+func freedFiles(fsys iceio.IO, before, after icetable.Metadata) ([]string, error) {
+	retained := map[string]bool{} // manifests listed by a remaining snapshot
+	for _, s := range after.Snapshots() {
+		ms, err := s.Manifests(fsys)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			retained[m.FilePath()] = true
+		}
+	}
+	var out []string
+	expired := map[int64]bool{}
+	var oldestKept *icetable.Snapshot
+	for s := before.CurrentSnapshot(); s != nil; {
+		if after.SnapshotByID(s.SnapshotID) == nil {
+			expired[s.SnapshotID] = true
+		} else {
+			oldestKept = s
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = before.SnapshotByID(*s.ParentSnapshotID)
+	}
+	tombstonesOf := func(s *icetable.Snapshot, ms []iceberg.ManifestFile) error {
+		for _, m := range ms {
+			if m.SnapshotID() != s.SnapshotID || m.DeletedDataFiles() == 0 {
+				continue
+			}
+			entries, err := m.FetchEntries(fsys, false)
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				if e.Status() == iceberg.EntryStatusDELETED && e.SnapshotID() == s.SnapshotID {
+					out = append(out, e.DataFile().FilePath())
+				}
+			}
+		}
+		return nil
+	}
+	for id := range expired {
+		s := before.SnapshotByID(id)
+		ms, err := s.Manifests(fsys)
+		if err != nil {
+			return nil, err
+		}
+		if err := tombstonesOf(s, ms); err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			if !retained[m.FilePath()] {
+				out = append(out, m.FilePath())
+				retained[m.FilePath()] = true // once
+			}
+		}
+		out = append(out, s.ManifestList)
+	}
+	if oldestKept != nil && len(expired) > 0 {
+		ms, err := oldestKept.Manifests(fsys)
+		if err != nil {
+			return nil, err
+		}
+		if err := tombstonesOf(oldestKept, ms); err != nil {
+			return nil, err
+		}
+	}
+	for st := range before.Statistics() {
+		if expired[st.SnapshotID] && st.StatisticsPath != "" {
+			out = append(out, st.StatisticsPath)
+		}
+	}
+	for st := range before.PartitionStatistics() {
+		if expired[st.SnapshotID] && st.StatisticsPath != "" {
+			out = append(out, st.StatisticsPath)
+		}
+	}
+	return out, nil
+}
