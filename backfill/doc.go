@@ -39,6 +39,12 @@
 //
 //   - Skipping trusts the lineage: a partition rewritten since by another
 //     engine without icerun's summary properties still counts as done.
+//   - Expiry frees files incrementally when main is the table's only ref
+//     and every snapshot is on its ancestry: manifest lists, manifests only
+//     expired snapshots list, and the data files the expired commits (and
+//     the oldest kept one) deleted. That relies on a data file path never
+//     being added twice, as Iceberg's own incremental cleanup does; with
+//     tags or other branches iceberg-go's full cleanup runs instead.
 //   - Snapshots expired by other tools take their lineage with them; keys
 //     whose only record was there run again on the next SkipDone run (an
 //     idempotent, unchanged replace when nothing changed).
