@@ -3,6 +3,8 @@ package commit
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
@@ -52,8 +54,9 @@ func planFiles(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k
 			return planScan(ctx, tbl, spec, keys) // row-level deletes or older specs
 		}
 	}
+	list := slices.Collect(maps.Keys(keys))
 	for _, mf := range manifests {
-		if !mf.HasAddedFiles() && !mf.HasExistingFiles() || !mayList(spec, mf, keys) {
+		if !mf.HasAddedFiles() && !mf.HasExistingFiles() || !mayList(spec, mf, list) {
 			continue
 		}
 		entries, err := mf.FetchEntries(fsys, true)
@@ -76,11 +79,12 @@ func planFiles(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k
 	return p, nil
 }
 
-// mayList reports whether mf's partition summaries may list a file of one
-// of keys.
-func mayList(spec *partition.Spec, mf iceberg.ManifestFile, keys map[partition.Key]bool) bool {
-	for k := range keys {
-		if spec.MayHold(k, mf.Partitions()) {
+// mayList reports whether mf, a manifest of spec, may list a file of one
+// of keys by its partition summaries. A nil spec (one that cannot be
+// compiled) or an invalid key never prunes.
+func mayList(spec *partition.Spec, mf iceberg.ManifestFile, keys []partition.Key) bool {
+	for _, k := range keys {
+		if spec == nil || !k.IsValid() || spec.MayHold(k, mf.Partitions()) {
 			return true
 		}
 	}

@@ -221,7 +221,7 @@ func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.Mani
 		if data && !mf.HasAddedFiles() && !mf.HasExistingFiles() {
 			continue
 		}
-		if !data || len(want) == 0 || !p.mayList(mf, keys[mf.PartitionSpecID()]) {
+		if !data || len(want) == 0 || !mayList(p.spec(mf.PartitionSpecID()), mf, keys[mf.PartitionSpecID()]) {
 			kept = append(kept, mf)
 			continue
 		}
@@ -258,19 +258,6 @@ func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.Mani
 	}
 
 	return kept, nil
-}
-
-// mayList reports whether mf's partition summaries may list a file of one
-// of keys (keys of mf's spec; an invalid key matches every manifest).
-func (p *producer) mayList(mf iceberg.ManifestFile, keys []partition.Key) bool {
-	s := p.spec(mf.PartitionSpecID())
-	for _, k := range keys {
-		if s == nil || !k.IsValid() || s.MayHold(k, mf.Partitions()) {
-			return true
-		}
-	}
-
-	return false
 }
 
 // entries are the live entries of mf.
