@@ -29,15 +29,21 @@ func linear(md icetable.Metadata) bool {
 	if n != 1 || md.SnapshotByName(icetable.MainBranch) == nil {
 		return false
 	}
-	onMain := 0
+	return len(mainAncestry(md)) == len(md.Snapshots())
+}
+
+// mainAncestry is main's current snapshot and its ancestors in md, newest
+// first, as far as they are in md.
+func mainAncestry(md icetable.Metadata) []*icetable.Snapshot {
+	var out []*icetable.Snapshot
 	for s := md.CurrentSnapshot(); s != nil; {
-		onMain++
+		out = append(out, s)
 		if s.ParentSnapshotID == nil {
 			break
 		}
 		s = md.SnapshotByID(*s.ParentSnapshotID)
 	}
-	return onMain == len(md.Snapshots())
+	return out
 }
 
 // freedFiles lists the files that expiring every snapshot of before that
@@ -56,16 +62,12 @@ func freedFiles(fsys iceio.IO, before, after icetable.Metadata) ([]string, error
 	var out []string
 	expired := map[int64]bool{}
 	var oldestKept *icetable.Snapshot
-	for s := before.CurrentSnapshot(); s != nil; {
+	for _, s := range mainAncestry(before) {
 		if after.SnapshotByID(s.SnapshotID) == nil {
 			expired[s.SnapshotID] = true
 		} else {
 			oldestKept = s
 		}
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = before.SnapshotByID(*s.ParentSnapshotID)
 	}
 	tombstonesOf := func(s *icetable.Snapshot, ms []iceberg.ManifestFile) error {
 		for _, m := range ms {

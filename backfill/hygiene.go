@@ -2,7 +2,6 @@ package backfill
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strconv"
@@ -174,7 +173,7 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 		if _, err = txn.Commit(ctx); err != nil {
 			// Not committed (a conflict is retried with a new file). Kept
 			// when the outcome cannot be known: the table may name it.
-			if conflict(err) {
+			if commit.IsConflict(err) {
 				_ = fsys.Remove(path)
 			}
 			return true, err
@@ -192,14 +191,10 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 // newestExpired is the newest snapshot of main's ancestry in before that
 // after no longer has.
 func newestExpired(before, after icetable.Metadata) (int64, bool) {
-	for s := before.CurrentSnapshot(); s != nil; {
+	for _, s := range mainAncestry(before) {
 		if after.SnapshotByID(s.SnapshotID) == nil {
 			return s.SnapshotID, true
 		}
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = before.SnapshotByID(*s.ParentSnapshotID)
 	}
 	return 0, false
 }
@@ -214,7 +209,7 @@ func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (b
 		if tbl, err = w.Refresh(ctx); err != nil {
 			return err
 		}
-		if _, err = fn(tbl); err == nil || !conflict(err) {
+		if _, err = fn(tbl); err == nil || !commit.IsConflict(err) {
 			return err
 		}
 		// Lost a race: the catalog may have kept the metadata file it
@@ -224,8 +219,4 @@ func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (b
 		}
 	}
 	return err
-}
-
-func conflict(err error) bool {
-	return errors.Is(err, icetable.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed")
 }

@@ -68,9 +68,10 @@ type Report struct {
 //
 // Run performs the metadata hygiene of [WithHygiene] (default
 // [DefaultHygiene]): it sets the metadata pruning properties before the
-// first commit and expires snapshots after a run without failures. When ctx is cancelled, Run
-// returns its cause once the groups in flight have stopped; every key
-// committed so far stays committed, and the next run skips it.
+// first commit, expires snapshots during the run when asked
+// (Hygiene.KeepSnapshots) and after a run without failures. When ctx is
+// cancelled, Run returns its cause once the groups in flight have stopped;
+// every key committed so far stays committed, and the next run skips it.
 func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, opts ...Option) (Report, error) {
 	cfg := defaults()
 	for _, o := range opts {

@@ -22,13 +22,13 @@ func TestIsConflict(t *testing.T) {
 		errors.New("database is locked"),
 	}
 	for _, err := range good {
-		if !isConflict(err) {
-			t.Errorf("isConflict(%q) = false, want true", err)
+		if !IsConflict(err) {
+			t.Errorf("IsConflict(%q) = false, want true", err)
 		}
 	}
 	for _, err := range bad {
-		if isConflict(err) {
-			t.Errorf("isConflict(%q) = true, want false", err)
+		if IsConflict(err) {
+			t.Errorf("IsConflict(%q) = true, want false", err)
 		}
 	}
 }

@@ -119,7 +119,7 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			}
 			return res, rerr
 		}
-		if !isConflict(err) {
+		if !IsConflict(err) {
 			rerr := req.resolveUnknown(ctx, cat, err, &res)
 			var unknown *UnknownOutcomeError
 			if rerr != nil && !errors.As(rerr, &unknown) && ce != nil {
