@@ -3,6 +3,7 @@ package table
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/google/uuid"
 
@@ -29,7 +30,10 @@ type config struct {
 const (
 	DefaultCodeVersion = "unversioned"
 	DefaultSplitRows   = 256 << 10
-	DefaultMaxWriters  = 2
+	// DefaultMaxWriters is the most encoders one replacement runs without
+	// WithParallelWrite; Open lowers it to GOMAXPROCS, since on one core a
+	// second encoder only adds a file and a second encoder's memory.
+	DefaultMaxWriters = 2
 )
 
 // ErrBadOption is returned by Open for an invalid option value.
@@ -42,7 +46,7 @@ func defaults() config {
 		policy:      commit.DefaultPolicy,
 		unknown:     schema.IgnoreUnknown,
 		splitRows:   DefaultSplitRows,
-		maxWriters:  DefaultMaxWriters,
+		maxWriters:  min(DefaultMaxWriters, runtime.GOMAXPROCS(0)),
 	}
 }
 
@@ -100,8 +104,8 @@ func WithUnknownFields(p schema.UnknownPolicy) Option {
 // WithParallelWrite lets one replacement encode its Parquet files with up
 // to maxWriters encoders at once. A new encoder (and so a new file) starts
 // only after every running one has received splitRows rows, so a small
-// partition stays one file. Defaults [DefaultMaxWriters] and
-// [DefaultSplitRows]. maxWriters 1 writes serially.
+// partition stays one file. Defaults [DefaultMaxWriters] (at most
+// GOMAXPROCS) and [DefaultSplitRows]. maxWriters 1 writes serially.
 func WithParallelWrite(maxWriters int, splitRows int64) Option {
 	return func(c *config) error {
 		if maxWriters < 1 || splitRows < 1 {

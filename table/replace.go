@@ -98,6 +98,11 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	}
 
 	st := newStager(ctx, tbl, res.Schema(), w.cfg)
+	if key != nil {
+		if err := st.writeOnly(spec, *key); err != nil {
+			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		}
+	}
 	if err := in.stream(ctx, rows, st); err != nil {
 		var v *violation
 		if errors.As(err, &v) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -14,6 +15,8 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/partition"
 )
 
 // stager writes resolved batches to new Parquet data files of tbl, with up
@@ -29,6 +32,7 @@ type stager struct {
 	schema     *arrow.Schema
 	splitRows  int64
 	maxWriters int
+	keyed      *keyedWrite // nil unless every row is in one known partition
 	streams    []*stream
 	rows       int64
 	finished   bool
@@ -47,6 +51,7 @@ type stream struct {
 	id   uuid.UUID
 	ch   chan arrow.RecordBatch
 	rows int64
+	lag  int64 // rows this stream stays behind the first, see add
 }
 
 func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg config) *stager {
@@ -54,15 +59,32 @@ func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg c
 	return &stager{ctx: ctx, cancel: cancel, tbl: tbl, schema: sc, splitRows: cfg.splitRows, maxWriters: cfg.maxWriters}
 }
 
+// writeOnly declares that every row added is in partition key of spec
+// (the caller has checked them), so the writers need not partition them.
+// It must be called before the first add.
+func (s *stager) writeOnly(spec *partition.Spec, key partition.Key) error {
+	k, err := newKeyedWrite(s.tbl, spec, key)
+	if err != nil {
+		return err
+	}
+	s.keyed = k
+	return nil
+}
+
 // add hands rec to the least loaded writer, starting a new writer when all
 // running ones have had splitRows rows.
+//
+// The k-th of n writers is kept k/n of a row group (or of splitRows, when
+// smaller) behind the first, so that their row groups fill and flush in
+// turn: an encoder buffers its whole row group, and writers kept in step
+// would all hold a full one at the same moment, the write's peak memory.
 func (s *stager) add(rec arrow.RecordBatch) error {
 	if len(s.streams) == 0 || (len(s.streams) < s.maxWriters && s.rows >= s.splitRows*int64(len(s.streams))) {
 		s.start()
 	}
 	st := s.streams[0]
 	for _, o := range s.streams[1:] {
-		if o.rows < st.rows {
+		if o.rows+o.lag < st.rows+st.lag {
 			st = o
 		}
 	}
@@ -78,19 +100,29 @@ func (s *stager) add(rec arrow.RecordBatch) error {
 }
 
 func (s *stager) start() {
-	st := &stream{id: uuid.New(), ch: make(chan arrow.RecordBatch)}
+	st := &stream{id: uuid.New(), ch: make(chan arrow.RecordBatch), lag: int64(len(s.streams)) * min(s.rowGroupRows(), s.splitRows) / int64(s.maxWriters)}
 	s.streams = append(s.streams, st)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		opts := []icetable.WriteRecordOption{icetable.WithWriteUUID(st.id), icetable.WithRecordBatchBufferSize(2), icetable.WithMaxWriteWorkers(1)}
-		if _, set := s.tbl.Properties()[icetable.ParquetRowGroupLimitKey]; !set {
+		if s.rowGroupRows() == rowGroupRows {
 			// Bound the rows an encoder buffers before flushing a row group,
 			// so memory does not grow with the partition.
 			opts = append(opts, icetable.WithParquetRowGroupLimit(rowGroupRows))
 		}
-		files := icetable.WriteRecords(s.ctx, s.tbl, s.schema, drain(st.ch), opts...)
+		tbl := s.tbl
+		if s.keyed != nil {
+			tbl = s.keyed.view
+		}
+		files := icetable.WriteRecords(s.ctx, tbl, s.schema, drain(st.ch), opts...)
 		for f, err := range files {
+			if f != nil && s.keyed != nil {
+				var kerr error
+				if f, kerr = s.keyed.file(f); kerr != nil && err == nil {
+					err = kerr
+				}
+			}
 			s.mu.Lock()
 			if err != nil && s.err == nil {
 				s.err = err
@@ -109,6 +141,15 @@ func (s *stager) start() {
 			r.Release()
 		}
 	}()
+}
+
+// rowGroupRows is the Parquet row-group row limit the writers use: the
+// table's write.parquet.row-group-limit, or icerun's default.
+func (s *stager) rowGroupRows() int64 {
+	if n, err := strconv.ParseInt(s.tbl.Properties()[icetable.ParquetRowGroupLimitKey], 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return rowGroupRows
 }
 
 // drain yields the batches of ch; when the consumer stops early it keeps

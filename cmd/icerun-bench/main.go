@@ -36,7 +36,7 @@ import (
 var day = time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
 
 func main() {
-	child := flag.String("child", "", "internal: run one measurement (mode:rows:partitions:writers[:partitions per setup commit])")
+	child := flag.String("child", "", "internal: run one measurement (mode:rows:partitions:writers[:partitions per setup commit]); writers 0 is the default")
 	rowsFlag := flag.String("rows", "1000000,5000000", "partition sizes for the throughput runs")
 	partsFlag := flag.String("partitions", "10,1500", "table sizes (partitions) for the replace-one-partition runs")
 	flag.Parse()
@@ -47,24 +47,34 @@ func main() {
 		}
 		return
 	}
-	fmt.Printf("%-40s %8s %8s %12s %8s %8s\n", "scenario", "wall s", "cpu s", "rows/s", "peak MB", "vs raw")
-	for _, n := range strings.Split(*rowsFlag, ",") {
-		base := run("raw:" + n + ":1:1")
-		report("raw iceberg-go Overwrite, "+n+" rows", base, base)
-		report("icerun, 1 writer, "+n+" rows", run("icerun:"+n+":1:1"), base)
-		report("icerun, 2 writers, "+n+" rows", run("icerun:"+n+":1:2"), base)
+	fmt.Printf("%-44s %8s %8s %12s %8s %8s %8s\n", "scenario", "wall s", "cpu s", "rows/s", "peak MB", "vs raw", "cpu/raw")
+	for _, cores := range []string{"", "1"} {
+		where := "2 cores"
+		if cores != "" {
+			where = cores + " core"
+		}
+		for _, n := range strings.Split(*rowsFlag, ",") {
+			base := run(cores, "raw:"+n+":1:0")
+			report("raw iceberg-go Overwrite, "+n+" rows, "+where, base, base)
+			report("icerun, default writers, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:0"), base)
+			if cores == "" {
+				report("icerun, 1 writer, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:1"), base)
+				report("icerun, 2 writers, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:2"), base)
+			}
+		}
 	}
 	var raw0, ice0 result
 	for i, p := range strings.Split(*partsFlag, ",") {
-		raw, ice := run("raw:10000:"+p+":1"), run("icerun:10000:"+p+":1")
+		raw, ice := run("", "raw:10000:"+p+":0"), run("", "icerun:10000:"+p+":0")
 		if i == 0 {
 			raw0, ice0 = raw, ice
 		}
 		report("raw, 1 of "+p+" partitions", raw, raw0)
 		report("icerun, 1 of "+p+" partitions", ice, ice0)
 	}
-	fmt.Println("vs raw: wall-time ratio to the raw iceberg-go run of the same size (rows) or to the smallest table (partitions); lower is better.")
+	fmt.Println("vs raw, cpu/raw: wall-time and CPU ratios to the raw iceberg-go run of the same size and cores (rows) or to the smallest table (partitions); lower is better.")
 	fmt.Println("cpu s: user+system CPU of the measured call (input generation included); steadier than wall time on a shared machine.")
+	fmt.Println("1 core: the child runs with GOMAXPROCS=1. default writers: no WithParallelWrite (at most GOMAXPROCS encoders).")
 }
 
 type result struct {
@@ -75,15 +85,19 @@ type result struct {
 }
 
 func report(name string, r, base result) {
-	fmt.Printf("%-40s %8.2f %8.2f %12.0f %8.0f %7.2fx\n", name, r.secs, r.cpu, float64(r.rows)/r.secs, r.peakMB, r.secs/base.secs)
+	fmt.Printf("%-44s %8.2f %8.2f %12.0f %8.0f %7.2fx %7.2fx\n", name, r.secs, r.cpu, float64(r.rows)/r.secs, r.peakMB, r.secs/base.secs, r.cpu/base.cpu)
 }
 
-// run measures spec five times, each in a fresh process, and returns the
-// run with the median time.
-func run(spec string) result {
+// run measures spec five times, each in a fresh process (with GOMAXPROCS
+// set to cores unless it is empty), and returns the run with the median
+// time.
+func run(cores, spec string) result {
 	rs := make([]result, 5)
 	for i := range rs {
 		cmd := exec.Command(os.Args[0], "-child", spec)
+		if cores != "" {
+			cmd.Env = append(os.Environ(), "GOMAXPROCS="+cores)
+		}
 		out, err := cmd.Output()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "icerun-bench: %s: %v\n", spec, err)
@@ -121,7 +135,11 @@ func measure(spec string) error {
 	if err := orderdata.CreateTable(ctx, cat, ident); err != nil {
 		return err
 	}
-	w, err := table.Open(ctx, cat, ident, table.WithParallelWrite(writers, table.DefaultSplitRows))
+	var opts []table.Option
+	if writers > 0 {
+		opts = append(opts, table.WithParallelWrite(writers, table.DefaultSplitRows))
+	}
+	w, err := table.Open(ctx, cat, ident, opts...)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,100 @@
+package table
+
+import (
+	"fmt"
+	"net/url"
+
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/partition"
+)
+
+// keyedWrite lets a stager that writes the rows of one known partition skip
+// iceberg-go's per-row partitioning: every row was already checked against
+// the key, so the writers see the table as unpartitioned, with its data
+// path set to the partition's folder, and each file they return is given
+// the key's partition values. The files land where iceberg-go's
+// partitioned writer puts them (data/<partition path>/, or under the
+// object-store layout when the table uses it), with the same statistics.
+//
+// iceberg-go v0.7.0's table.WriteRecords has no option to pass a known
+// partition; computing every row's partition again costs about a tenth of
+// a one-core write.
+type keyedWrite struct {
+	view   *icetable.Table // tbl, unpartitioned, writing under the key's folder
+	spec   iceberg.PartitionSpec
+	values map[int]any // partition field id -> value, as iceberg-go's writer gives them
+}
+
+// It returns nil when the table's spec is unpartitioned to iceberg-go (no
+// fields, or only void ones): its writer does not partition rows then.
+func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key) (*keyedWrite, error) {
+	values, err := spec.Values(key)
+	if err != nil {
+		return nil, err
+	}
+	ps := tbl.Spec()
+	if ps.IsUnpartitioned() {
+		return nil, nil
+	}
+	row := make(partitionRow, 0, ps.NumFields())
+	for _, f := range ps.Fields() {
+		row = append(row, values[f.FieldID])
+	}
+	root, err := url.Parse(tbl.Location())
+	if err != nil {
+		return nil, err
+	}
+	b, err := icetable.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
+	if err != nil {
+		return nil, err
+	}
+	if err := b.AddPartitionSpec(iceberg.UnpartitionedSpec, false); err != nil {
+		return nil, err
+	}
+	if err := b.SetDefaultSpecID(-1); err != nil {
+		return nil, err
+	}
+	dataPath := root.JoinPath("data", ps.PartitionToPath(row, tbl.Schema())).String()
+	if err := b.SetProperties(iceberg.Properties{icetable.WriteDataPathKey: dataPath}); err != nil {
+		return nil, err
+	}
+	md, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	view := icetable.New(tbl.Identifier(), md, tbl.MetadataLocation(), tbl.FS, nil)
+	return &keyedWrite{view: view, spec: ps, values: values}, nil
+}
+
+// file returns f, written by the unpartitioned view, as a data file of the
+// table's spec in the key's partition.
+func (k *keyedWrite) file(f iceberg.DataFile) (iceberg.DataFile, error) {
+	b, err := iceberg.NewDataFileBuilder(k.spec, f.ContentType(), f.FilePath(), f.FileFormat(), k.values, nil, nil, f.Count(), f.FileSizeBytes())
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
+	}
+	b.ColumnSizes(f.ColumnSizes()).ValueCounts(f.ValueCounts()).NullValueCounts(f.NullValueCounts()).
+		NaNValueCounts(f.NaNValueCounts()).
+		LowerBoundValues(f.LowerBoundValues()).UpperBoundValues(f.UpperBoundValues()).
+		SplitOffsets(f.SplitOffsets())
+	if m := f.KeyMetadata(); m != nil {
+		b.KeyMetadata(m)
+	}
+	if id := f.SortOrderID(); id != nil {
+		b.SortOrderID(*id)
+	}
+	if id := f.FirstRowID(); id != nil {
+		b.FirstRowID(*id)
+	}
+	return b.Build(), nil
+}
+
+// partitionRow is a partition tuple in spec field order, for
+// iceberg.PartitionSpec.PartitionToPath.
+type partitionRow []any
+
+func (r partitionRow) Size() int          { return len(r) }
+func (r partitionRow) Get(pos int) any    { return r[pos] }
+func (r partitionRow) Set(pos int, v any) { r[pos] = v }
