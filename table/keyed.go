@@ -27,8 +27,10 @@ type keyedWrite struct {
 	values map[int]any // partition field id -> value, as iceberg-go's writer gives them
 }
 
-// It returns nil when the table's spec is unpartitioned to iceberg-go (no
-// fields, or only void ones): its writer does not partition rows then.
+// newKeyedWrite prepares writing rows of key (a key of spec, tbl's current
+// spec) to tbl. It returns nil when the spec is unpartitioned to
+// iceberg-go (no fields, or only void ones): its writer does not partition
+// rows then.
 func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key) (*keyedWrite, error) {
 	values, err := spec.Values(key)
 	if err != nil {

@@ -43,10 +43,6 @@ type stager struct {
 	err   error
 }
 
-// rowGroupRows is the Parquet row-group row limit icerun writes with when
-// the table does not set write.parquet.row-group-limit.
-const rowGroupRows = 256 * 1024
-
 type stream struct {
 	id   uuid.UUID
 	ch   chan arrow.RecordBatch
@@ -105,12 +101,9 @@ func (s *stager) start() {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		// Two batches queued per encoder (iceberg-go's default is 64) keep
+		// memory flat in the partition's size.
 		opts := []icetable.WriteRecordOption{icetable.WithWriteUUID(st.id), icetable.WithRecordBatchBufferSize(2), icetable.WithMaxWriteWorkers(1)}
-		if s.rowGroupRows() == rowGroupRows {
-			// Bound the rows an encoder buffers before flushing a row group,
-			// so memory does not grow with the partition.
-			opts = append(opts, icetable.WithParquetRowGroupLimit(rowGroupRows))
-		}
 		tbl := s.tbl
 		if s.keyed != nil {
 			tbl = s.keyed.view
@@ -144,12 +137,12 @@ func (s *stager) start() {
 }
 
 // rowGroupRows is the Parquet row-group row limit the writers use: the
-// table's write.parquet.row-group-limit, or icerun's default.
+// table's write.parquet.row-group-limit, or iceberg-go's default.
 func (s *stager) rowGroupRows() int64 {
 	if n, err := strconv.ParseInt(s.tbl.Properties()[icetable.ParquetRowGroupLimitKey], 10, 64); err == nil && n > 0 {
 		return n
 	}
-	return rowGroupRows
+	return icetable.ParquetRowGroupLimitDefault
 }
 
 // drain yields the batches of ch; when the consumer stops early it keeps
