@@ -8,7 +8,7 @@
 // the short replace-one-partition runs). The rows scenarios run on all
 // cores and again with GOMAXPROCS=1.
 //
-//	go run ./cmd/icerun-bench [-rows 1000000,5000000] [-partitions 10,1500]
+//	go run ./cmd/icerun-bench [-rows 1000000,5000000] [-partitions 10,1500] [-batch 8192]
 package main
 
 import (
@@ -41,6 +41,7 @@ func main() {
 	child := flag.String("child", "", "internal: run one measurement (mode:rows:partitions:writers[:partitions per setup commit[:input batch rows]]); writers 0 is the default")
 	rowsFlag := flag.String("rows", "1000000,5000000", "partition sizes for the throughput runs")
 	partsFlag := flag.String("partitions", "10,1500", "table sizes (partitions) for the replace-one-partition runs")
+	batchFlag := flag.String("batch", "8192", "input batch rows for the throughput runs (iceberg-go's writer queues up to 64 batches)")
 	flag.Parse()
 	if *child != "" {
 		if err := measure(*child); err != nil {
@@ -56,12 +57,12 @@ func main() {
 			where = cores + " core"
 		}
 		for _, n := range strings.Split(*rowsFlag, ",") {
-			base := run(cores, "raw:"+n+":1:0")
+			base := run(cores, "raw:"+n+":1:0:1:"+*batchFlag)
 			report("raw iceberg-go Overwrite, "+n+" rows, "+where, base, base)
-			report("icerun, default writers, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:0"), base)
+			report("icerun, default writers, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:0:1:"+*batchFlag), base)
 			if cores == "" {
-				report("icerun, 1 writer, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:1"), base)
-				report("icerun, 2 writers, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:2"), base)
+				report("icerun, 1 writer, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:1:1:"+*batchFlag), base)
+				report("icerun, 2 writers, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:2:1:"+*batchFlag), base)
 			}
 		}
 	}
