@@ -4,16 +4,17 @@
 // figures with ratios against the raw iceberg-go baseline.
 //
 // Each measurement runs in a child process of its own so that its peak
-// RSS (VmHWM) is its own; a figure is the median of 5 such runs (11 for
-// the short replace-one-partition runs). The rows scenarios run on all
-// cores and again with GOMAXPROCS=1.
+// RSS (VmHWM) is its own. The scenarios compared run in turn, round after
+// round (5 rounds; 11 for the short replace-one-partition runs), and a
+// ratio is the median of the per-round ratios, so that the shared
+// machine's changing load falls on both sides. The rows scenarios run on
+// all cores and again with GOMAXPROCS=1.
 //
-//	go run ./cmd/icerun-bench [-rows 1000000,5000000] [-partitions 10,1500] [-batch 8192]
+//	go run ./cmd/icerun-bench [-rows 1000000,5000000] [-partitions 10,1500] [-batch 8192] [-runs 5]
 package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -42,6 +43,7 @@ func main() {
 	rowsFlag := flag.String("rows", "1000000,5000000", "partition sizes for the throughput runs")
 	partsFlag := flag.String("partitions", "10,1500", "table sizes (partitions) for the replace-one-partition runs")
 	batchFlag := flag.String("batch", "8192", "input batch rows for the throughput runs (iceberg-go's writer queues up to 64 batches)")
+	runsFlag := flag.Int("runs", 5, "rounds of the throughput runs (the partition runs get twice as many, plus one)")
 	flag.Parse()
 	if *child != "" {
 		if err := measure(*child); err != nil {
@@ -57,27 +59,32 @@ func main() {
 			where = cores + " core"
 		}
 		for _, n := range strings.Split(*rowsFlag, ",") {
-			base := run(cores, "raw:"+n+":1:0:1:"+*batchFlag)
-			report("raw iceberg-go Overwrite, "+n+" rows, "+where, base, base)
-			report("icerun, default writers, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:0:1:"+*batchFlag), base)
-			if cores == "" {
-				report("icerun, 1 writer, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:1:1:"+*batchFlag), base)
-				report("icerun, 2 writers, "+n+" rows, "+where, run(cores, "icerun:"+n+":1:2:1:"+*batchFlag), base)
+			sc := []scenario{
+				{"raw iceberg-go Overwrite, " + n + " rows, " + where, "raw:" + n + ":1:0:1:" + *batchFlag},
+				{"icerun, default writers, " + n + " rows, " + where, "icerun:" + n + ":1:0:1:" + *batchFlag},
 			}
+			if cores == "" {
+				sc = append(sc,
+					scenario{"icerun, 1 writer, " + n + " rows, " + where, "icerun:" + n + ":1:1:1:" + *batchFlag},
+					scenario{"icerun, 2 writers, " + n + " rows, " + where, "icerun:" + n + ":1:2:1:" + *batchFlag})
+			}
+			names, rs := rounds(*runsFlag, cores, sc)
+			report(names, rs, func(int) int { return 0 })
 		}
 	}
-	var raw0, ice0 result
-	for i, p := range strings.Split(*partsFlag, ",") {
-		// A replacement of 10,000 rows takes some 30 ms: more runs steady
-		// the median.
-		raw, ice := runN(11, "", "raw:10000:"+p+":0"), runN(11, "", "icerun:10000:"+p+":0")
-		if i == 0 {
-			raw0, ice0 = raw, ice
-		}
-		report("raw, 1 of "+p+" partitions", raw, raw0)
-		report("icerun, 1 of "+p+" partitions", ice, ice0)
+	var sc []scenario
+	for _, p := range strings.Split(*partsFlag, ",") {
+		sc = append(sc,
+			scenario{"raw, 1 of " + p + " partitions", "raw:10000:" + p + ":0"},
+			scenario{"icerun, 1 of " + p + " partitions", "icerun:10000:" + p + ":0"})
 	}
-	fmt.Println("vs raw, cpu/raw: wall-time and CPU ratios to the raw iceberg-go run of the same size and cores (rows) or to the smallest table (partitions); lower is better.")
+	// A replacement of 10,000 rows takes some 30 ms: more rounds steady
+	// the medians. Each mode's ratio is to its own run on the smallest table.
+	names, rs := rounds(2*(*runsFlag)+1, "", sc)
+	report(names, rs, func(i int) int { return i % 2 })
+	fmt.Println("Scenarios of one block run in turn, round after round, each run in a fresh process; a figure is the median over the rounds.")
+	fmt.Println("vs raw, cpu/raw: median over the rounds of the wall-time and CPU ratios to the block's baseline run of the same round:")
+	fmt.Println("  raw iceberg-go of the same size and cores (rows), or the same mode on the smallest table (partitions); lower is better.")
 	fmt.Println("cpu s: user+system CPU of the measured call (input generation included); steadier than wall time on a shared machine.")
 	fmt.Println("1 core: the child runs with GOMAXPROCS=1. default writers: no WithParallelWrite (at most GOMAXPROCS encoders).")
 }
@@ -89,32 +96,63 @@ type result struct {
 	peakMB float64
 }
 
-func report(name string, r, base result) {
-	fmt.Printf("%-44s %8.2f %8.2f %12.0f %8.0f %7.2fx %7.2fx\n", name, r.secs, r.cpu, float64(r.rows)/r.secs, r.peakMB, r.secs/base.secs, r.cpu/base.cpu)
+// scenario is one line of the table: its name and the child spec.
+type scenario struct{ name, spec string }
+
+// rounds runs every scenario once per round, in turn, each in a fresh
+// process (with GOMAXPROCS set to cores unless it is empty), so that a
+// change in the machine's load hits every scenario of a round alike. It
+// returns the results by scenario, then round.
+func rounds(n int, cores string, sc []scenario) (names []string, rs [][]result) {
+	rs = make([][]result, len(sc))
+	for range n {
+		for i, s := range sc {
+			rs[i] = append(rs[i], child(cores, s.spec))
+		}
+	}
+	for _, s := range sc {
+		names = append(names, s.name)
+	}
+	return names, rs
 }
 
-// run measures spec five times, each in a fresh process (with GOMAXPROCS
-// set to cores unless it is empty), and returns the run with the median
-// time.
-func run(cores, spec string) result { return runN(5, cores, spec) }
-
-// runN is run with n processes (n odd).
-func runN(n int, cores, spec string) result {
-	rs := make([]result, n)
-	for i := range rs {
-		cmd := exec.Command(os.Args[0], "-child", spec)
-		if cores != "" {
-			cmd.Env = append(os.Environ(), "GOMAXPROCS="+cores)
-		}
-		out, err := cmd.Output()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "icerun-bench: %s: %v\n", spec, err)
-			os.Exit(1)
-		}
-		fmt.Sscan(string(out), &rs[i].secs, &rs[i].rows, &rs[i].peakMB, &rs[i].cpu)
+func child(cores, spec string) result {
+	cmd := exec.Command(os.Args[0], "-child", spec)
+	if cores != "" {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+cores)
 	}
-	slices.SortFunc(rs, func(a, b result) int { return cmp.Compare(a.secs, b.secs) })
-	return rs[n/2]
+	out, err := cmd.Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "icerun-bench: %s: %v\n", spec, err)
+		os.Exit(1)
+	}
+	var r result
+	fmt.Sscan(string(out), &r.secs, &r.rows, &r.peakMB, &r.cpu)
+	return r
+}
+
+// report prints one line per scenario: medians over the rounds, and the
+// median of the per-round ratios to scenario base(i).
+func report(names []string, rs [][]result, base func(i int) int) {
+	for i, name := range names {
+		b := rs[base(i)]
+		var secs, cpu, peak, tr, cr []float64
+		for j, r := range rs[i] {
+			secs, cpu, peak = append(secs, r.secs), append(cpu, r.cpu), append(peak, r.peakMB)
+			tr, cr = append(tr, r.secs/b[j].secs), append(cr, r.cpu/b[j].cpu)
+		}
+		rows := float64(rs[i][0].rows)
+		fmt.Printf("%-44s %8.2f %8.2f %12.0f %8.0f %7.2fx %7.2fx\n", name, median(secs), median(cpu), rows/median(secs), median(peak), median(tr), median(cr))
+	}
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // measure prepares a table with parts partitions, then times replacing one
