@@ -16,6 +16,9 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	// Parquet pages compressed with zstd encoders sized to the page: the
+	// same bytes as arrow-go's codec, a quarter of its encoder memory.
+	_ "github.com/icerun/icerun/internal/pagecodec"
 	"github.com/icerun/icerun/partition"
 )
 
