@@ -24,4 +24,8 @@
 //     each older-spec file the key's filter cannot prune.
 //   - After a [commit.ErrUnknownOutcome] the new files are kept, since the
 //     table may reference them; an orphan cleanup removes them if not.
+//   - Importing the package registers, process-wide, a zstd codec for
+//     Parquet pages with arrow-go. It writes the same bytes as arrow-go's
+//     own codec, with encoders sized to the page, and it leaves in place a
+//     codec that the program registered itself. See internal/pagecodec.
 package table
