@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	// Parquet pages compressed with zstd encoders sized to the page: the
-	// same bytes as arrow-go's codec, a quarter of its encoder memory.
+	// same bytes as arrow-go's codec, with a fraction of its encoder memory.
 	_ "github.com/icerun/icerun/internal/pagecodec"
 	"github.com/icerun/icerun/partition"
 )

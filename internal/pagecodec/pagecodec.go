@@ -7,10 +7,11 @@
 // of a two-encoder write. A page is about 1 MiB, so here an input is
 // compressed by an encoder whose window is the smallest of [Windows] that
 // holds it (1 MiB of history for a 512 KiB page, 2 MiB for a 1 MiB one).
-// For an input no larger than the window, zstd's output does not depend
-// on the window size, so the bytes are the same as arrow-go's; larger
-// inputs, decoding and streams go to arrow-go's own codec. The tests hold
-// the two codecs to byte equality.
+// For an input no larger than the window, the zstd encoder's output does
+// not depend on the window size, so the bytes are the same as arrow-go's
+// (a property of klauspost/compress that the tests hold it to, at every
+// encoder level and on both sides of each window); larger inputs,
+// decoding and streams go to arrow-go's own codec.
 //
 // Importing the package registers the codec with arrow-go (the extension
 // point arrow-go documents for this), for every Parquet writer of the
@@ -26,8 +27,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Windows are the encoder windows, smallest first. An input larger than
-// the last goes to arrow-go's codec (its window is 8 MiB).
+// Windows are the encoder windows, smallest first (read only). An input
+// larger than the last goes to arrow-go's codec (its window is 8 MiB).
 var Windows = []int{512 << 10, 1 << 20, 2 << 20, 4 << 20}
 
 // Codec is the page codec: arrow-go's zstd codec for everything but the
