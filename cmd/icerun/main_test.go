@@ -88,7 +88,6 @@ func TestBadInput(t *testing.T) {
 		args []string
 		code int
 	}{
-		{nil, 2},
 		{[]string{"frobnicate"}, 2},
 		{[]string{"replace", "-nope"}, 2},
 		{[]string{"replace", "-warehouse", wh, "-table", "db.fact_orders"}, 2},
@@ -97,7 +96,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"history", "-warehouse", wh, "-table", "db.missing", "event_date=2026-07-14"}, 1},
 		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-01"}, 1},
 		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-order", "sideways"}, 2},
-		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-keep-snapshots", "-1"}, 1},
+		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-keep-snapshots", "-1"}, 2},
 		{[]string{"replace", "-warehouse", wh, "-table", "db.fact_orders", "-key", "event_date=2026-07-14", "-file", "/nonexistent.parquet"}, 1},
 	}
 	for _, tc := range tests {
