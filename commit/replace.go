@@ -25,6 +25,10 @@ type Part struct {
 	Files       []iceberg.DataFile // new data files, all of partition Key
 	Fingerprint string             // of the input rows of Key
 	Rows        int64
+	// Input is the identity of Key's input (e.g. a content hash of its
+	// files, or the source snapshot read), recorded in the lineage
+	// (SummaryPartitionInputs); "" when unknown.
+	Input string
 }
 
 // Request is one atomic replacement of one or more partitions.
@@ -273,7 +277,7 @@ func (req *Request) summary(fps, files []string) iceberg.Properties {
 		keys[i] = p.Key.String()
 		rows += p.Rows
 	}
-	return iceberg.Properties{
+	props := iceberg.Properties{
 		SummaryPartitions:            strings.Join(keys, ","),
 		SummaryRunID:                 req.Lineage.RunID,
 		SummaryCodeVersion:           req.Lineage.CodeVersion,
@@ -284,6 +288,10 @@ func (req *Request) summary(fps, files []string) iceberg.Properties {
 		SummaryPartitionFingerprints: strings.Join(fps, ","),
 		SummaryPartitionFiles:        strings.Join(files, ","),
 	}
+	if v, ok := inputsProperty(req.Parts); ok {
+		props[SummaryPartitionInputs] = v
+	}
+	return props
 }
 
 // combine is the input fingerprint of several partitions: their sorted

@@ -143,6 +143,7 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 		in.route.abort(err)
 		return commit.Result{}, w.fail(op, st, err)
 	}
+	setInputs(rows, parts)
 	lateTable, err := in.route.finish(ctx)
 	if err != nil {
 		return commit.Result{}, w.fail(op, st, fmt.Errorf("late rows: %w", err))

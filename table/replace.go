@@ -122,6 +122,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if err != nil {
 		return commit.Result{}, w.fail(op, st, err)
 	}
+	setInputs(rows, parts)
 	if len(parts) == 0 { // dynamic replace of empty input
 		r := commit.Result{Unchanged: true, Attempts: 0, Ignored: res.Ignored()}
 		if s := tbl.CurrentSnapshot(); s != nil {

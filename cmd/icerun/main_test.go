@@ -70,11 +70,11 @@ func TestCommands(t *testing.T) {
 	}
 	code, out, errs = icerun(append([]string{"backfill"}, append(common, "-dir", filepath.Join(in, "byday"), "-from", "event_date=2026-07-12", "-to", "event_date=2026-07-14", "-workers", "2", "-order", "reverse")...)...)
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, out, "3 keys: 2 written, 0 unchanged, 1 skipped", "07-14 was written by v1 already")
+	require.Contains(t, out, "3 keys: 3 written, 0 unchanged, 0 skipped", "07-14 was written by replace without an input identity: it runs")
 	require.Contains(t, errs, "backfill: 3/3 keys", "log lines when stderr is not a terminal")
 	code, out, errs = icerun(append([]string{"backfill"}, append(common, "-dir", filepath.Join(in, "byday"), "-from", "event_date=2026-07-12", "-to", "event_date=2026-07-14", "-redo")...)...)
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, out, "3 keys: 1 written, 2 unchanged, 0 skipped")
+	require.Contains(t, out, "3 keys: 0 written, 3 unchanged, 0 skipped")
 
 	code, out, errs = icerun(append([]string{"history"}, append(common, "event_date=2026-07-14")...)...)
 	require.Equal(t, 0, code, errs)
@@ -105,4 +105,31 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("icerun %v = exit %d, stderr %q; want exit %d and one line", tc.args, code, errs, tc.code)
 		}
 	}
+}
+
+// A corrected day's input runs again under the same code version; the
+// others stay skipped.
+func TestBackfillNoticesCorrectedInput(t *testing.T) {
+	wh := warehouse(t)
+	in := t.TempDir()
+	for i := range 3 {
+		d := day.AddDate(0, 0, -i)
+		parquetFile(t, filepath.Join(in, "event_date="+d.Format(time.DateOnly), "part-0.parquet"), d, 10+i)
+	}
+	args := []string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", in, "-from", "event_date=2026-07-12", "-to", "event_date=2026-07-14"}
+	code, out, errs := icerun(args...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "3 keys: 3 written")
+	code, out, errs = icerun(args...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "3 keys: 0 written, 0 unchanged, 3 skipped")
+
+	parquetFile(t, filepath.Join(in, "event_date=2026-07-13", "part-0.parquet"), day.AddDate(0, 0, -1), 25) // corrected
+	code, out, errs = icerun(args...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "3 keys: 1 written, 0 unchanged, 2 skipped")
+
+	code, _, errs = icerun("backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", filepath.Join(in, "missing"), "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-redo")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "after 1 attempts", "a missing input folder is not retried")
 }
