@@ -44,7 +44,7 @@ var clockAllowed = map[string]bool{
 	"commit/snapshot.go: time.Now":           true,
 }
 
-// TestNoClockInWritePath is DESIGN.md rule 7: nothing in the write path
+// TestNoClockInWritePath is rule 7 of docs/design.md ("No clock"): nothing in the write path
 // reads the wall clock. A job that read it would make a backfill's runs
 // differ; the library itself must not. It parses every non-test source
 // file of the write-path packages and fails on any clock read outside
