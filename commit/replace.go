@@ -63,6 +63,10 @@ type Request struct {
 	// Committed, when set, is called with the table state the commit
 	// produced (not after an Unchanged result or an outcome found by token).
 	Committed func(tbl *icetable.Table)
+	// Attempted, when set, is called after every attempt with its number,
+	// duration and error (nil when it committed or found the partitions
+	// unchanged); for logs and metrics.
+	Attempted func(attempt int, d time.Duration, err error)
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
@@ -103,7 +107,11 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 		if err := req.sameTable(tbl); err != nil {
 			return res, err
 		}
+		began := time.Now()
 		snap, err := req.attempt(ctx, cat, tbl, keys, decided, &res)
+		if req.Attempted != nil {
+			req.Attempted(attempt, time.Since(began), err)
+		}
 		if err == nil {
 			res.SnapshotID = snap
 			return res, nil

@@ -3,7 +3,11 @@ package table
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/google/uuid"
 
@@ -24,6 +28,10 @@ type config struct {
 	maxWriters  int
 	upsertOrder string // options_upsert.go
 	contract    *schema.Contract
+	// observe.go
+	logger         *slog.Logger
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
 }
 
 // Defaults of the options.

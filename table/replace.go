@@ -39,13 +39,20 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 	if !key.IsValid() {
 		return commit.Result{}, fmt.Errorf("%s: %w: zero key", op, partition.ErrMalformedKey)
 	}
-	return w.replace(ctx, op, &key, rows)
+	ctx, done := w.observeReplace(ctx, op)
+	res, err := w.replace(ctx, op, &key, rows)
+	done(res, err)
+	return res, err
 }
 
 // ReplacePartitions replaces every partition that rows produce, and no
 // other (dynamic overwrite), in one snapshot. Empty input is a no-op.
 func (w *Writer) ReplacePartitions(ctx context.Context, rows array.RecordReader) (commit.Result, error) {
-	return w.replace(ctx, "table: replace partitions of "+w.name, nil, rows)
+	op := "table: replace partitions of " + w.name
+	ctx, done := w.observeReplace(ctx, op)
+	res, err := w.replace(ctx, op, nil, rows)
+	done(res, err)
+	return res, err
 }
 
 // replace writes rows and commits them. key is nil for a dynamic replace.
@@ -172,7 +179,9 @@ func (w *Writer) commitParts(ctx context.Context, op string, tbl *icetable.Table
 	// one writer take turns), so that concurrent calls do not conflict
 	// with each other on their first attempt.
 	req.Base = w.Table()
-	result, err := commit.Replace(ctx, w.cat, req)
+	octx, done := w.observeCommit(ctx, &req, files)
+	result, err := commit.Replace(octx, w.cat, req)
+	done(result, err)
 	w.commitMu.Unlock()
 	if err != nil {
 		var unknown *commit.UnknownOutcomeError
