@@ -35,6 +35,7 @@ type Request struct {
 	Spec      *partition.Spec
 	SchemaID  int // the schema the files were written with
 	Parts     []Part
+	Kind      Kind // the Java operation the commit is, for its summary
 	Lineage   Lineage
 	Token     string // unique per call; recorded as SummaryCommitToken
 	Policy    Policy
@@ -232,7 +233,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			return 0, noRetry(err)
 		}
 	}
-	st, err := stage(ctx, tbl, del, add, req.summary(fps, files), setProps, p.entries)
+	st, err := stage(ctx, tbl, req.Kind, del, add, req.summary(fps, files), setProps, p.entries)
 	if err != nil {
 		return 0, noRetry(err)
 	}

@@ -294,6 +294,22 @@ func checkSummaries(t *testing.T, tbl *icetable.Table) {
 			"deleted-data-files": delFiles, "deleted-records": delRecs, "removed-files-size": delSize,
 		} {
 			assert.Equal(t, want, summaryInt(t, s, k), "snapshot %d: summary %s", id, k)
+			_, ok := s.Summary.Properties[k]
+			assert.Equal(t, want > 0, ok, "snapshot %d: summary %s is set when it is not 0, as Java sets it", id, k)
+		}
+		var created, kept int64
+		for _, mf := range manifests(t, tbl, s) {
+			if mf.SnapshotID() == id {
+				created++
+			} else {
+				kept++
+			}
+		}
+		assert.Equal(t, created, summaryInt(t, s, "manifests-created"), "snapshot %d: manifests-created", id)
+		assert.Equal(t, kept, summaryInt(t, s, "manifests-kept"), "snapshot %d: manifests-kept", id)
+		for _, k := range []string{"changed-partition-count", "manifests-replaced"} {
+			_, ok := s.Summary.Properties[k]
+			assert.True(t, ok, "snapshot %d: summary has no %s", id, k)
 		}
 		for k, want := range map[string]int64{"total-data-files": files, "total-records": recs, "total-files-size": size} {
 			got, ok := s.Summary.Properties[k]
@@ -302,6 +318,8 @@ func checkSummaries(t *testing.T, tbl *icetable.Table) {
 		}
 		wantOp := icetable.OpAppend // Iceberg's operations: only adds, adds and deletes, only deletes
 		switch {
+		case s.Summary.Properties["replace-partitions"] == "true": // Java's ReplacePartitions
+			wantOp = icetable.OpOverwrite
 		case delFiles > 0 && addFiles > 0:
 			wantOp = icetable.OpOverwrite
 		case delFiles > 0:

@@ -189,7 +189,7 @@ func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Sp
 			result.SnapshotID = s.SnapshotID
 		}
 	} else {
-		if result, err = w.commitParts(ctx, op, tbl, spec, changed, st); err != nil {
+		if result, err = w.commitParts(ctx, op, commit.KindOverwrite, tbl, spec, changed, st); err != nil {
 			return result, err
 		}
 	}

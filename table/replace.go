@@ -130,7 +130,11 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		return r, nil
 	}
 
-	result, err := w.commitParts(ctx, op, tbl, spec, parts, st)
+	kind := commit.KindOverwrite
+	if key == nil {
+		kind = commit.KindReplacePartitions
+	}
+	result, err := w.commitParts(ctx, op, kind, tbl, spec, parts, st)
 	result.Ignored = res.Ignored()
 	return result, err
 }
@@ -153,17 +157,18 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 	}
 }
 
-// commitParts runs the commit loop for parts, whose files st wrote into
-// tbl's current spec and schema. It removes the new files when nothing
+// commitParts runs the commit loop for parts, a commit of kind whose files
+// st wrote into tbl's current spec and schema. It removes the new files when nothing
 // was committed (an error, or Unchanged), except after an unknown outcome,
 // when they may be live.
-func (w *Writer) commitParts(ctx context.Context, op string, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, st *stager) (commit.Result, error) {
+func (w *Writer) commitParts(ctx context.Context, op string, kind commit.Kind, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, st *stager) (commit.Result, error) {
 	var files []iceberg.DataFile
 	for _, p := range parts {
 		files = append(files, p.Files...)
 	}
 	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
 	req := w.request(op, tbl, spec, parts)
+	req.Kind = kind
 	req.OldSpec = old.decide
 	w.commitMu.Lock()
 	// The newest state this writer knows: loaded at the start of this
