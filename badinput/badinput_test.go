@@ -152,7 +152,7 @@ func ordersWith(c int, f *arrow.Field, fillCol func(b array.Builder, i int)) fun
 var errDisk = errors.New("disk on fire")
 
 func TestBadInput(t *testing.T) {
-	long := strings.Repeat("k", 10<<10)
+	long := strings.Repeat("k", table.MaxPathSegment-len("label=")) // the longest folder name allowed
 	cases := []struct {
 		name string
 		step step
@@ -190,7 +190,11 @@ func TestBadInput(t *testing.T) {
 		{"key a-slash-b with rows of a", step{table: labels, key: "label=a%2Fb", rows: labelsOf(row{str("a"), nil})}, partition.ErrRowOutside},
 		{"key percent-25 with rows of percent", step{table: labels, key: "label=%2525", rows: labelsOf(row{str("%"), nil})}, partition.ErrRowOutside},
 		{"unicode key with rows of its ASCII look-alike", step{table: labels, key: "label=%C3%A9t%C3%A9", rows: labelsOf(row{str("ete"), nil})}, partition.ErrRowOutside},
-		{"10 KB key with rows one byte off", step{table: labels, key: "label=" + long, rows: labelsOf(row{str(long[1:] + "j"), nil})}, partition.ErrRowOutside},
+		{"249-byte key with rows one byte off", step{table: labels, key: "label=" + long, rows: labelsOf(row{str(long[1:] + "j"), nil})}, partition.ErrRowOutside},
+		{"folder name over 255 bytes", step{table: labels, key: "label=" + long + "k", rows: labelsOf(row{str(long + "k"), nil})}, table.ErrUnsafePartitionValue},
+		{"10 KB key", step{table: labels, key: "label=" + strings.Repeat("k", 10<<10), rows: labelsOf(row{str(strings.Repeat("k", 10<<10)), nil})}, table.ErrUnsafePartitionValue},
+		{"unicode value over 255 bytes", step{table: labels, key: "label=" + strings.Repeat("%C3%A9", 125), rows: labelsOf(row{str(strings.Repeat("é", 125)), nil})}, table.ErrUnsafePartitionValue},
+		{"folder name over 255 bytes in a dynamic replace", step{table: labels, rows: labelsOf(row{str("ok"), nil}, row{str(long + "k"), nil})}, table.ErrUnsafePartitionValue},
 		{"empty value for a date", step{table: orders, key: "event_date=", rows: ordersOf(nil)}, partition.ErrMalformedKey},
 		{"impossible date", step{table: orders, key: "event_date=2026-13-45", rows: ordersOf(nil)}, partition.ErrMalformedKey},
 		{"unknown partition field", step{table: orders, key: "nope=1", rows: ordersOf(nil)}, partition.ErrMalformedKey},
