@@ -332,10 +332,16 @@ func noRetry(err error) error { return &noRetryError{err} }
 // partitions of: callers check it before writing anything, and the commit
 // loop checks it again on every attempt.
 func Supported(md icetable.Metadata) error {
-	switch {
+	format := md.Properties().Get(icetable.WriteFormatDefaultKey, icetable.WriteFormatDefaultDefault)
+	switch ff, err := iceberg.FileFormatFromString(format); {
 	case md.Version() >= 3:
 		return fmt.Errorf("%w: format version %d: iceberg-go v0.7.0 needs first_row_id (row lineage) set on pre-written data files, which icerun does not assign yet",
 			ErrUnsupported, md.Version())
+	case err != nil || ff != iceberg.ParquetFile:
+		// iceberg-go v0.7.0 writes Parquet only; for ORC or Avro its writer
+		// fails on a nil file format.
+		return fmt.Errorf("%w: %s=%q: iceberg-go v0.7.0 writes Parquet data files only",
+			ErrUnsupported, icetable.WriteFormatDefaultKey, format)
 	}
 	return nil
 }
