@@ -120,11 +120,12 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			return res, rerr
 		}
 		if !IsConflict(err) {
-			rerr := req.resolveUnknown(ctx, cat, err, &res)
+			now, rerr := req.resolveUnknown(ctx, cat, err, &res)
 			var unknown *UnknownOutcomeError
 			if rerr != nil && !errors.As(rerr, &unknown) && ce != nil {
-				// not applied: the attempt's manifests are garbage
-				if derr := ce.discard(); derr != nil {
+				// Not applied: the attempt's manifests are garbage, and so
+				// is the metadata file a catalog may have written for it.
+				if derr := errors.Join(ce.discard(), removeUnappliedMetadata(context.WithoutCancel(ctx), tbl, now, req.Token)); derr != nil {
 					rerr = fmt.Errorf("%w; %w", rerr, derr)
 				}
 			}
@@ -299,24 +300,32 @@ func combine(fps []string) string {
 
 // resolveUnknown handles a commit error that is not a conflict: it may have
 // been applied. The table is reloaded (even when ctx is done) and searched
-// for our token.
-func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) error {
+// for our token; the reloaded table is returned with the outcome (nil when
+// it could not be loaded).
+//
+// When ctx ended, the error wraps its cause: a cancellation during the
+// catalog call can surface as another error (database/sql's "transaction
+// has already been committed or rolled back") that does not wrap it.
+func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) (*icetable.Table, error) {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cerr, cause) {
+		cerr = fmt.Errorf("%w: %w", cause, cerr)
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	tbl, err := cat.LoadTable(rctx, req.Ident)
 	if err != nil {
-		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
+		return nil, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
 	}
 	if s := findToken(tbl.Metadata(), req.Token); s != nil {
 		res.SnapshotID = s.SnapshotID
-		return nil
+		return tbl, nil
 	}
 	if errors.Is(cerr, rest.ErrCommitStateUnknown) {
 		// A REST server said it does not know whether the commit applied
 		// (a 5xx): it may still apply after this reload. Keep the files.
-		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
+		return tbl, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
 	}
-	return fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
+	return tbl, fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
 }
 
 // noRetryError marks an error raised before the catalog was called: it is
