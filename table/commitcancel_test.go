@@ -103,4 +103,3 @@ func TestReplacePartitionCancelSurfacingAsTxDone(t *testing.T) {
 	assert.ErrorIs(t, err, sql.ErrTxDone)
 	assert.Equal(t, files, catalogtest.DataFiles(t, dir), "data files left behind")
 }
-
