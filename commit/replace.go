@@ -65,8 +65,10 @@ type Request struct {
 // holds exactly its new files. See the package documentation for the loop.
 //
 // On error the caller owns req's files: it removes them, except after an
-// *UnknownOutcomeError.
-func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, error) {
+// *UnknownOutcomeError. The replacement files of older-spec decisions
+// (req.OldSpec) belong to Replace: when it returns, those that the table
+// does not reference are removed, whatever the outcome.
+func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result, err error) {
 	pol, err := req.Policy.withDefaults()
 	if err != nil {
 		return Result{}, err
@@ -74,15 +76,21 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
 	defer cancel()
 
+	decided := newDecisions() // older-spec decisions, kept across attempts
+	var last *icetable.Table  // the latest table state loaded
+	defer func() {
+		var unknown *UnknownOutcomeError
+		// Best effort: a rewrite left behind is for the orphan cleanup.
+		_ = decided.removeUnused(context.WithoutCancel(ctx), last, err == nil || errors.As(err, &unknown))
+	}()
+
 	keys := make(map[partition.Key]bool, len(req.Parts))
-	res := Result{}
 	for _, p := range req.Parts {
 		keys[p.Key] = true
 		res.Partitions = append(res.Partitions, p.Key.String())
 		res.AddedRows += p.Rows
 	}
 	slices.Sort(res.Partitions)
-	decided := make(map[string]Decision) // older-spec decisions, by path, kept across attempts
 
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
@@ -96,6 +104,7 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			}
 			return res, fmt.Errorf("%s: load table: %w", req.Op, err)
 		}
+		last = tbl
 		if err := req.sameTable(tbl); err != nil {
 			return res, err
 		}
@@ -169,7 +178,7 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 
 // attempt plans and commits once against tbl. It returns the snapshot id
 // of the replacement (the current one when unchanged).
-func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided map[string]Decision, res *Result) (int64, error) {
+func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided *decisions, res *Result) (int64, error) {
 	p, err := planFiles(ctx, tbl, req.Spec, keys)
 	if err != nil {
 		return 0, noRetry(err)
@@ -180,16 +189,14 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		}
 	}
 	var del, add []iceberg.DataFile
+	decided.begin()
 	for _, f := range p.old {
-		d, ok := decided[f.FilePath()]
-		if !ok {
-			if req.OldSpec == nil {
-				return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
-			}
-			if d, err = req.OldSpec(ctx, tbl, f); err != nil {
-				return 0, noRetry(err)
-			}
-			decided[f.FilePath()] = d
+		if req.OldSpec == nil {
+			return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
+		}
+		d, err := decided.decide(ctx, tbl, f, req.OldSpec)
+		if err != nil {
+			return 0, noRetry(err)
 		}
 		if d.Delete {
 			del = append(del, f)

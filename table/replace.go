@@ -178,7 +178,7 @@ func (w *Writer) commitParts(ctx context.Context, op string, tbl *icetable.Table
 		if errors.As(err, &unknown) {
 			return result, err // the files may be live: leave them to orphan cleanup
 		}
-		return result, errors.Join(err, old.remove(tbl), st.remove(files))
+		return result, errors.Join(err, st.remove(files))
 	}
 	if result.Unchanged {
 		if err := st.remove(files); err != nil {
