@@ -40,10 +40,6 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	if ps.IsUnpartitioned() {
 		return nil, nil
 	}
-	row := make(partitionRow, 0, ps.NumFields())
-	for _, f := range ps.Fields() {
-		row = append(row, values[f.FieldID])
-	}
 	root, err := url.Parse(tbl.Location())
 	if err != nil {
 		return nil, err
@@ -58,7 +54,7 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	if err := b.SetDefaultSpecID(-1); err != nil {
 		return nil, err
 	}
-	dataPath := root.JoinPath("data", ps.PartitionToPath(row, tbl.Schema())).String()
+	dataPath := root.JoinPath("data", partitionPath(tbl, values)).String()
 	if err := b.SetProperties(iceberg.Properties{icetable.WriteDataPathKey: dataPath}); err != nil {
 		return nil, err
 	}

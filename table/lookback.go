@@ -99,6 +99,9 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
+	if err := commit.Supported(tbl.Metadata()); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)

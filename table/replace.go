@@ -71,7 +71,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		if err := commit.Precheck(ctx, tbl, spec, []partition.Key{*key}); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
-		if err := checkPathSafe(spec, *key); err != nil {
+		if err := checkPathSafe(tbl, spec, *key); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
@@ -89,7 +89,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	in := &input{spec: spec, res: res, contract: contract, sums: make(map[partition.Key]*fingerprint.Sum)}
+	in := &input{tbl: tbl, spec: spec, res: res, contract: contract, sums: make(map[partition.Key]*fingerprint.Sum)}
 	if key != nil {
 		if in.matcher, err = spec.Matcher(*key, res.Schema()); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -183,7 +183,7 @@ func (w *Writer) commitParts(ctx context.Context, op string, kind commit.Kind, t
 		if errors.As(err, &unknown) {
 			return result, err // the files may be live: leave them to orphan cleanup
 		}
-		return result, errors.Join(err, old.remove(tbl), st.remove(files))
+		return result, errors.Join(err, st.remove(files))
 	}
 	if result.Unchanged {
 		if err := st.remove(files); err != nil {
@@ -204,7 +204,8 @@ func (w *Writer) fail(op string, st *stager, err error) error {
 // input streams rows into a stager, resolving, checking and fingerprinting
 // every batch.
 type input struct {
-	spec     *partition.Spec
+	tbl      *icetable.Table // the state the rows are written to
+	spec     *partition.Spec // tbl's current spec
 	res      *schema.Resolution
 	contract *schema.ContractCheck // nil without a contract
 	matcher  *partition.Matcher    // static replace only
@@ -262,7 +263,7 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 	sums := make([]*fingerprint.Sum, len(keys))
 	for i, k := range keys {
 		if in.sums[k] == nil {
-			if err := checkPathSafe(in.spec, k); err != nil {
+			if err := checkPathSafe(in.tbl, in.spec, k); err != nil {
 				return err
 			}
 			in.sums[k] = new(fingerprint.Sum)
