@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -59,6 +60,10 @@ type Request struct {
 	// Committed, when set, is called with the table state the commit
 	// produced (not after an Unchanged result or an outcome found by token).
 	Committed func(tbl *icetable.Table)
+	// Lock, when set, is held around every attempt's load, plan and
+	// commit (see [Locker]); Base is then not used, since a state loaded
+	// before the lock was taken may be stale.
+	Lock Locker
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
@@ -83,23 +88,41 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 	}
 	slices.Sort(res.Partitions)
 	decided := make(map[string]Decision) // older-spec decisions, by path, kept across attempts
+	cache := newManifestCache()          // manifests read, kept across attempts
+	// What a lost attempt leaves (its manifests, the metadata files of
+	// the commits that lost with it) is removed while the next attempt
+	// runs, not before it: the next attempt starts as soon as its wait
+	// ends. The call returns once that cleanup is done.
+	var cleanup sync.WaitGroup
+	defer cleanup.Wait()
 
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
+		unlock := func() {}
+		if req.Lock != nil {
+			u, err := req.Lock.Lock(ctx, req.Ident)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", req.Op, err)
+			}
+			unlock = u
+		}
 		tbl, err := req.Base, error(nil)
-		if attempt > 1 || tbl == nil {
+		if attempt > 1 || tbl == nil || req.Lock != nil {
 			tbl, err = cat.LoadTable(ctx, req.Ident)
 		}
 		if err != nil {
+			unlock()
 			if errors.Is(err, catalog.ErrNoSuchTable) {
 				return res, fmt.Errorf("%s: %w: %w", req.Op, ErrTableChanged, err)
 			}
 			return res, fmt.Errorf("%s: load table: %w", req.Op, err)
 		}
 		if err := req.sameTable(tbl); err != nil {
+			unlock()
 			return res, err
 		}
-		snap, err := req.attempt(ctx, cat, tbl, keys, decided, &res)
+		snap, err := req.attempt(ctx, cat, tbl, keys, decided, cache, &res)
+		unlock()
 		if err == nil {
 			res.SnapshotID = snap
 			return res, nil
@@ -130,12 +153,16 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			}
 			return res, rerr
 		}
-		if ce != nil {
-			_ = ce.discard() // best effort: the loop goes on; a cleanup removes what is left
-		}
-		if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
-			RemoveLostMetadata(context.WithoutCancel(ctx), tbl, now)
-		}
+		cleanup.Add(1)
+		go func(ctx context.Context, lost *icetable.Table) {
+			defer cleanup.Done()
+			if ce != nil {
+				_ = ce.discard() // best effort: the loop goes on; a cleanup removes what is left
+			}
+			if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
+				RemoveLostMetadata(ctx, lost, now)
+			}
+		}(context.WithoutCancel(ctx), tbl)
 		if attempt >= pol.Attempts {
 			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, ErrConflict, attempt, err)
 		}
@@ -168,8 +195,8 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 
 // attempt plans and commits once against tbl. It returns the snapshot id
 // of the replacement (the current one when unchanged).
-func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided map[string]Decision, res *Result) (int64, error) {
-	p, err := planFiles(ctx, tbl, req.Spec, keys)
+func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided map[string]Decision, cache *manifestCache, res *Result) (int64, error) {
+	p, err := planFiles(ctx, tbl, req.Spec, keys, cache)
 	if err != nil {
 		return 0, noRetry(err)
 	}
@@ -232,7 +259,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			return 0, noRetry(err)
 		}
 	}
-	st, err := stage(ctx, tbl, del, add, req.summary(fps, files), setProps, p.entries)
+	st, err := stage(ctx, tbl, del, add, req.summary(fps, files), setProps, cache)
 	if err != nil {
 		return 0, noRetry(err)
 	}

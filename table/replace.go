@@ -148,6 +148,7 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 		Lineage:         commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
 		Token:           uuid.NewString(),
 		Policy:          w.cfg.policy,
+		Lock:            w.cfg.lock,
 		TableProperties: mappingUpdate,
 		Committed:       w.setTable,
 	}
