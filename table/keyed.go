@@ -70,10 +70,10 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	return &keyedWrite{view: view, spec: ps, values: values}, nil
 }
 
-// file returns f, written by the unpartitioned view, as a data file of the
-// table's spec in the key's partition.
-func (k *keyedWrite) file(f iceberg.DataFile) (iceberg.DataFile, error) {
-	b, err := iceberg.NewDataFileBuilder(k.spec, f.ContentType(), f.FilePath(), f.FileFormat(), k.values, nil, nil, f.Count(), f.FileSizeBytes())
+// rebuildFile is f with partition values values of spec and sort order
+// sortID (nil: none), every other field kept.
+func rebuildFile(f iceberg.DataFile, spec iceberg.PartitionSpec, values map[int]any, sortID *int) (iceberg.DataFile, error) {
+	b, err := iceberg.NewDataFileBuilder(spec, f.ContentType(), f.FilePath(), f.FileFormat(), values, nil, nil, f.Count(), f.FileSizeBytes())
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
 	}
@@ -84,8 +84,8 @@ func (k *keyedWrite) file(f iceberg.DataFile) (iceberg.DataFile, error) {
 	if m := f.KeyMetadata(); m != nil {
 		b.KeyMetadata(m)
 	}
-	if id := f.SortOrderID(); id != nil {
-		b.SortOrderID(*id)
+	if sortID != nil {
+		b.SortOrderID(*sortID)
 	}
 	if id := f.FirstRowID(); id != nil {
 		b.FirstRowID(*id)
