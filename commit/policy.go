@@ -9,6 +9,36 @@ import (
 
 // Policy is the retry budget of the commit loop. The zero value means
 // [DefaultPolicy].
+//
+// # Waits that favour the writer that has waited longest
+//
+// After its n-th conflict a writer waits a random time in a band that
+// shrinks with n: [w/2, w), where w starts at min(MaxBackoff, 8 x
+// MinBackoff) and halves with every conflict down to MinBackoff. With the
+// defaults the bands are 80-160 ms, 40-80 ms, 20-40 ms, then always
+// 10-20 ms ([PriorityBands] of them). The bands do not overlap, so of the
+// writers that lost a race, one that has lost more races retries first,
+// and its attempt (reload, plan, catalog call) is usually over before the
+// next band opens; the jitter within a band separates writers of the same
+// age.
+//
+// Why waits that shrink rather than the usual exponential growth: a writer
+// that has just lost lost to a commit that has just landed, and that
+// committer (typically a writer replacing another partition in a loop)
+// needs a whole write of its own before it commits again, so soon is when
+// the table is quiet. Growing waits put a starved writer at a random phase
+// of the other writer's cycle on every attempt, so a writer whose attempt
+// is slower than the other's cycle can lose every time (issue 15: 12 to 16
+// attempts, and ErrConflict after 20). The waits stay short, so the attempt
+// budget also bounds the time the call keeps trying.
+//
+// A first attempt made on a state the caller loaded before writing its
+// files ([Request].Base) that conflicts is retried at once on a fresh
+// load, without lowering the band: the state was old, no race was lost.
+//
+// Optimistic commits cannot promise progress against writers that commit
+// in a loop; a commit lock ([Locker], [PostgresLock]) does: writers that
+// share it commit in the order they asked for it.
 type Policy struct {
 	// Attempts is the most commit attempts, the first included. Default 20.
 	Attempts int
@@ -59,32 +89,11 @@ func (p Policy) Validate() error {
 	return err
 }
 
-// PriorityBands is the number of wait bands of the backoff; see
-// [Policy] backoff.
+// PriorityBands is the number of wait bands of the backoff; see [Policy].
 const PriorityBands = 4
 
-// backoff is the wait before attempt n+1 after n conflicts (n >= 1).
-//
-// The wait shrinks as a writer loses more races, so that the writer that
-// has waited longest retries first: after its n-th conflict a writer
-// waits a random time in the band [w/2, w), where w starts at
-// min(MaxBackoff, MinBackoff << (PriorityBands-1)) (160 ms with the
-// defaults) and halves with every conflict down to MinBackoff (bands of
-// 80-160, 40-80, 20-40 and then always 10-20 ms). The bands do not
-// overlap: of writers that lost the same race, one that lost more races
-// before always retries before one that lost fewer, and its attempt (the
-// reload, the plan and the catalog call, a few ms to a few tens of ms) is
-// over before the next band opens. The jitter within a band separates
-// writers of the same age.
-//
-// Why shrinking and not the usual exponential growth: a writer that has
-// just lost a race lost it to a commit that has just landed, and that
-// committer (a writer replacing another partition in a loop, typically)
-// needs a whole write of its own before it commits again, so retrying soon
-// is when the table is quiet. Growing waits put a starved writer at a
-// random phase of the hot writer's cycle at every attempt, which is how a
-// slow attempt lost 20 times in a row. A writer never waits more than the
-// first band, so the attempt budget bounds the call's time too.
+// backoff is the wait after n lost races (n >= 1): a random time in the
+// n-th band (see [Policy]).
 func (p Policy) backoff(n int) time.Duration {
 	w := min(p.MaxBackoff, p.MinBackoff<<(PriorityBands-1))
 	w = max(p.MinBackoff, w>>min(n-1, 30))

@@ -96,6 +96,12 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 	var cleanup sync.WaitGroup
 	defer cleanup.Wait()
 
+	// stale is 1 once a first attempt planned on req.Base conflicted: the
+	// state was old (the caller wrote its files after loading it), which
+	// is no lost race. That attempt counts against the budget, but it is
+	// retried at once, on a fresh load, and does not lower the priority
+	// band (see Policy).
+	stale := 0
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
 		unlock := func() {}
@@ -107,7 +113,8 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			unlock = u
 		}
 		tbl, err := req.Base, error(nil)
-		if attempt > 1 || tbl == nil || req.Lock != nil {
+		onBase := attempt == 1 && tbl != nil && req.Lock == nil
+		if !onBase {
 			tbl, err = cat.LoadTable(ctx, req.Ident)
 		}
 		if err != nil {
@@ -166,7 +173,11 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 		if attempt >= pol.Attempts {
 			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, ErrConflict, attempt, err)
 		}
-		t := time.NewTimer(pol.backoff(attempt))
+		if onBase {
+			stale = 1
+			continue
+		}
+		t := time.NewTimer(pol.backoff(attempt - stale))
 		select {
 		case <-ctx.Done():
 			t.Stop()
