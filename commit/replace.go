@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -60,6 +61,10 @@ type Request struct {
 	// Committed, when set, is called with the table state the commit
 	// produced (not after an Unchanged result or an outcome found by token).
 	Committed func(tbl *icetable.Table)
+	// Lock, when set, is held around every attempt's load, plan and
+	// commit (see [Locker]); Base is then not used, since a state loaded
+	// before the lock was taken may be stale.
+	Lock Locker
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
@@ -92,14 +97,37 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result,
 		res.AddedRows += p.Rows
 	}
 	slices.Sort(res.Partitions)
+	cache := newManifestCache() // manifests read, kept across attempts
+	// What a lost attempt leaves (its manifests, the metadata files of
+	// the commits that lost with it) is removed while the next attempt
+	// runs, not before it: the next attempt starts as soon as its wait
+	// ends. The call returns once that cleanup is done.
+	var cleanup sync.WaitGroup
+	defer cleanup.Wait()
 
+	// stale is 1 once a first attempt planned on req.Base conflicted: the
+	// state was old (the caller wrote its files after loading it), which
+	// is no lost race. That attempt counts against the budget, but it is
+	// retried at once, on a fresh load, and does not lower the priority
+	// band (see Policy).
+	stale := 0
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
+		unlock := func() {}
+		if req.Lock != nil {
+			u, err := req.Lock.Lock(ctx, req.Ident)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", req.Op, err)
+			}
+			unlock = u
+		}
 		tbl, err := req.Base, error(nil)
-		if attempt > 1 || tbl == nil {
+		onBase := attempt == 1 && tbl != nil && req.Lock == nil
+		if !onBase {
 			tbl, err = cat.LoadTable(ctx, req.Ident)
 		}
 		if err != nil {
+			unlock()
 			if errors.Is(err, catalog.ErrNoSuchTable) {
 				return res, fmt.Errorf("%s: %w: %w", req.Op, ErrTableChanged, err)
 			}
@@ -107,9 +135,11 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result,
 		}
 		last = tbl
 		if err := req.sameTable(tbl); err != nil {
+			unlock()
 			return res, err
 		}
-		snap, err := req.attempt(ctx, cat, tbl, keys, decided, &res)
+		snap, err := req.attempt(ctx, cat, tbl, keys, decided, cache, &res)
+		unlock()
 		if err == nil {
 			res.SnapshotID = snap
 			return res, nil
@@ -141,16 +171,24 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result,
 			}
 			return res, rerr
 		}
-		if ce != nil {
-			_ = ce.discard() // best effort: the loop goes on; a cleanup removes what is left
-		}
-		if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
-			RemoveLostMetadata(context.WithoutCancel(ctx), tbl, now)
-		}
+		cleanup.Add(1)
+		go func(ctx context.Context, lost *icetable.Table) {
+			defer cleanup.Done()
+			if ce != nil {
+				_ = ce.discard() // best effort: the loop goes on; a cleanup removes what is left
+			}
+			if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
+				RemoveLostMetadata(ctx, lost, now)
+			}
+		}(context.WithoutCancel(ctx), tbl)
 		if attempt >= pol.Attempts {
 			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, ErrConflict, attempt, err)
 		}
-		t := time.NewTimer(pol.backoff(attempt))
+		if onBase {
+			stale = 1
+			continue
+		}
+		t := time.NewTimer(pol.backoff(attempt - stale))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -179,8 +217,8 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 
 // attempt plans and commits once against tbl. It returns the snapshot id
 // of the replacement (the current one when unchanged).
-func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided *decisions, res *Result) (int64, error) {
-	p, err := planFiles(ctx, tbl, req.Spec, keys)
+func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided *decisions, cache *manifestCache, res *Result) (int64, error) {
+	p, err := planFiles(ctx, tbl, req.Spec, keys, cache)
 	if err != nil {
 		return 0, noRetry(err)
 	}
@@ -241,7 +279,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			return 0, noRetry(err)
 		}
 	}
-	st, err := stage(ctx, tbl, req.Kind, del, add, req.summary(fps, files), setProps, p.entries)
+	st, err := stage(ctx, tbl, req.Kind, del, add, req.summary(fps, files), setProps, cache)
 	if err != nil {
 		return 0, noRetry(err)
 	}

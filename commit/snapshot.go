@@ -59,7 +59,7 @@ type producer struct {
 	commit  string // names its files
 	written []string
 	specs   map[int32]*partition.Spec
-	read    map[string][]iceberg.ManifestEntry // live entries of manifests already read
+	cache   *manifestCache // manifests already read; nil reads every one
 	// replaced counts the current snapshot's manifests the new one
 	// replaces: rewritten without deleted files, or merged.
 	replaced int
@@ -72,14 +72,14 @@ type producer struct {
 // commit requires that main, the schema and the spec have not moved. On
 // error the files already written are removed.
 //
-// read holds live entries of manifests already read (by path), reused
-// instead of reading them again.
-func stage(ctx context.Context, tbl *icetable.Table, kind Kind, del, add []iceberg.DataFile, props, setProps iceberg.Properties, read map[string][]iceberg.ManifestEntry) (_ *staged, err error) {
+// cache holds the manifest lists and entries already read, reused instead
+// of reading them again, and keeps those this commit reads.
+func stage(ctx context.Context, tbl *icetable.Table, kind Kind, del, add []iceberg.DataFile, props, setProps iceberg.Properties, cache *manifestCache) (_ *staged, err error) {
 	p, err := newProducer(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
-	p.read = read
+	p.cache = cache
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, p.remove())
@@ -205,7 +205,7 @@ func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.Mani
 		}
 		return nil, nil
 	}
-	manifests, err := cur.Manifests(p.fs)
+	manifests, err := p.cache.manifests(p.fs, cur)
 	if err != nil {
 		return nil, err
 	}
@@ -267,11 +267,7 @@ func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.Mani
 
 // entries are the live entries of mf.
 func (p *producer) entries(mf iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
-	if es, ok := p.read[mf.FilePath()]; ok {
-		return es, nil
-	}
-
-	return mf.FetchEntries(p.fs, true)
+	return p.cache.live(p.fs, mf)
 }
 
 // existing is e restated as an EXISTING entry of a rewritten manifest,

@@ -98,6 +98,9 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	}
 
 	st := newStager(ctx, tbl, res.Schema(), w.cfg)
+	if err := st.sorted(w.cfg); err != nil {
+		return commit.Result{}, w.fail(op, st, err)
+	}
 	if key != nil {
 		if err := st.writeOnly(spec, *key); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -152,6 +155,7 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 		Lineage:         commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
 		Token:           uuid.NewString(),
 		Policy:          w.cfg.policy,
+		Lock:            w.cfg.lock,
 		TableProperties: mappingUpdate,
 		Committed:       w.setTable,
 	}
