@@ -28,6 +28,7 @@ type config struct {
 	clock       func() time.Time
 	hygiene     Hygiene
 	identity    InputIdentity // identity.go
+	shard       shard
 }
 
 // Defaults of the options.

@@ -34,19 +34,26 @@ func OpenLocal(ctx context.Context, dir string) (catalog.Catalog, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("catalogconfig: open local warehouse %q: %w", dir, err)
 	}
-	// A URI: '%', '?' and '#' in the folder name must be escaped.
-	dsn := "file:" + (&url.URL{Path: filepath.Join(abs, "catalog.db")}).EscapedPath() +
-		"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
-	cat, err := catalog.Load(ctx, LocalName, iceberg.Properties{
-		"type":                "sql",
-		"uri":                 dsn,
-		sqlcat.DialectKey:     string(sqlcat.SQLite),
-		sqlcat.DriverKey:      sqliteshim.ShimName,
-		"warehouse":           "file://" + abs,
-		"init_catalog_tables": "true",
-	})
+	cat, err := catalog.Load(ctx, LocalName, LocalProperties(abs))
 	if err != nil {
 		return nil, fmt.Errorf("catalogconfig: open local warehouse %q: %w", dir, err)
 	}
 	return cat, nil
+}
+
+// LocalProperties are the iceberg-go catalog properties of the embedded
+// catalog in the absolute folder dir (dir/catalog.db, table data under
+// dir), for opening it under another catalog name.
+func LocalProperties(dir string) iceberg.Properties {
+	// A URI: '%', '?' and '#' in the folder name must be escaped.
+	dsn := "file:" + (&url.URL{Path: filepath.Join(dir, "catalog.db")}).EscapedPath() +
+		"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	return iceberg.Properties{
+		"type":                "sql",
+		"uri":                 dsn,
+		sqlcat.DialectKey:     string(sqlcat.SQLite),
+		sqlcat.DriverKey:      sqliteshim.ShimName,
+		"warehouse":           "file://" + dir,
+		"init_catalog_tables": "true",
+	}
 }

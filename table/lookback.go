@@ -107,6 +107,9 @@ func (w *Writer) replaceWindow(ctx context.Context, op string, window []partitio
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
+	if err := commit.Supported(tbl.Metadata()); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -198,7 +201,7 @@ func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Sp
 			result.SnapshotID = s.SnapshotID
 		}
 	} else {
-		if result, err = w.commitParts(ctx, op, tbl, spec, changed, st); err != nil {
+		if result, err = w.commitParts(ctx, op, commit.KindOverwrite, tbl, spec, changed, st); err != nil {
 			return result, err
 		}
 	}

@@ -162,7 +162,10 @@ func (w *Writer) observeCommit(ctx context.Context, req *commit.Request, files [
 		keys[i] = p.Key.String()
 	}
 	ctx, span := o.tracer.Start(ctx, "icerun.commit", trace.WithAttributes(attribute.StringSlice("icerun.partitions", keys), attribute.Int64("icerun.bytes", size)))
-	req.Attempted = func(n int, d time.Duration, err error) {
+	last := time.Now()
+	req.Attempted = func(n int, err error) {
+		d := time.Since(last) // this attempt, and the backoff before it
+		last = time.Now()
 		level, result := slog.LevelDebug, "committed"
 		if err != nil {
 			result = "failed"

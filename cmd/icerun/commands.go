@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -84,7 +85,12 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	keepGoing := fs.Bool("continue", false, "continue after a key failed every attempt")
 	redo := fs.Bool("redo", false, "run every key, also those whose code version and input are unchanged")
 	keep := fs.Int("keep-snapshots", 0, "expire all but the last N snapshots during and after the run (0: never); lineage is kept")
+	shard := newShardFlags(fs)
 	if err := e.parse(fs, args); err != nil {
+		return err
+	}
+	sharded, err := shard.options(os.Getenv)
+	if err != nil {
 		return err
 	}
 	if *dir == "" || *from == "" || *to == "" {
@@ -96,7 +102,7 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	h := backfill.DefaultHygiene
 	h.KeepSnapshots = *keep
 	h.ExpireRetainLast = *keep
-	opts := []backfill.Option{backfill.WithWorkers(*workers), backfill.WithKeysPerSnapshot(*perSnap), backfill.WithRetries(*retries), backfill.WithHygiene(h)}
+	opts := append(sharded, backfill.WithWorkers(*workers), backfill.WithKeysPerSnapshot(*perSnap), backfill.WithRetries(*retries), backfill.WithHygiene(h))
 	switch *order {
 	case "forward":
 	case "reverse":
@@ -128,6 +134,7 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	rep, err := backfill.Run(ctx, w, keys, job, opts...)
 	fmt.Fprintf(e.out, "%d keys: %d written, %d unchanged, %d skipped, %d failed; %d rows, %d commits\nmetadata before: %s\nmetadata after:  %s\n",
 		rep.Total, rep.Written, rep.Unchanged, rep.Skipped, len(rep.Failed), rep.Rows, rep.Commits, rep.Before, rep.After)
+	shard.report(e.out, rep)
 	return err
 }
 

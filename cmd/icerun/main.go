@@ -3,7 +3,7 @@
 //
 //	icerun create   db.t -schema-from day.parquet -partition 'day(event_ts)'
 //	icerun replace  db.t -key event_date=2026-07-14 -file day.parquet
-//	icerun backfill db.t -dir in/ -from event_date=2025-06-01 -to event_date=2026-07-14 [-workers 4]
+//	icerun backfill db.t -dir in/ -from event_date=2025-06-01 -to event_date=2026-07-14 [-workers 4] [-shard i/n | -shards-from-env]
 //	icerun plan     db.t -key event_date=2026-07-14 [-file day.parquet]
 //	icerun history  db.t event_date=2026-07-14
 //	icerun describe db.t
@@ -23,6 +23,11 @@
 // print one line to stderr and exit 1; bad usage exits 2. Progress of
 // long runs goes to stderr: a live line on a terminal, plain lines
 // otherwise.
+//
+// A backfill spread over several workers gives each one its shard:
+// -shard i/n (ICERUN_SHARD), or -shards-from-env, which reads the index
+// from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) and the count from
+// ICERUN_SHARDS. See docs/scale-out.md.
 package main
 
 import (
