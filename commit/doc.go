@@ -43,5 +43,9 @@
 // are not involved: the loop calls the catalog itself.
 //
 // Every snapshot carries the lineage properties in [Lineage] (see the
-// Summary* constants), readable by any Iceberg engine.
+// Summary* constants), readable by any Iceberg engine, and the standard
+// summary Java Iceberg writes for the same change ([Kind]: operation,
+// added/deleted counts, changed-partition-count, manifest counts, totals).
+// Manifest-list partition summaries follow the spec's field_summary rules
+// ([partition.Spec.Summaries]), not iceberg-go v0.7.0's.
 package commit

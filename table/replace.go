@@ -43,7 +43,9 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 }
 
 // ReplacePartitions replaces every partition that rows produce, and no
-// other (dynamic overwrite), in one snapshot. Empty input is a no-op.
+// other (dynamic overwrite), in one snapshot. Empty input is a no-op. The
+// snapshot is what Java's ReplacePartitions writes: operation
+// "overwrite", summary replace-partitions=true.
 func (w *Writer) ReplacePartitions(ctx context.Context, rows array.RecordReader) (commit.Result, error) {
 	return w.replace(ctx, "table: replace partitions of "+w.name, nil, rows)
 }
