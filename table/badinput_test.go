@@ -3,6 +3,7 @@ package table_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -244,5 +245,44 @@ func TestWritesRefuseOtherFileFormats(t *testing.T) {
 				assert.Equal(t, files, catalogtest.DataFiles(t, dir), "data files written")
 			})
 		}
+	}
+}
+
+// TestWritesRefuseLongFolderNames: a partition value that would make a
+// folder name over table.MaxPathSegment bytes fails with
+// table.ErrUnsafePartitionValue before any file is written, in every
+// write.
+func TestWritesRefuseLongFolderNames(t *testing.T) {
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "label", Type: iceberg.PrimitiveTypes.String},
+	)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "label", Transform: iceberg.IdentityTransform{}})
+	fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "label", Type: arrow.BinaryTypes.String, Nullable: true}}
+	long := strings.Repeat("k", table.MaxPathSegment-len("label=")+1)
+	rows := func() array.RecordReader {
+		return catalogtest.Reader(fields, 2, func(b *array.RecordBuilder, i int) {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.StringBuilder).Append([]string{"a", long}[i])
+		})
+	}
+	writes := map[string]func(w *table.Writer) error{
+		"Upsert": func(w *table.Writer) error {
+			_, err := w.Upsert(context.Background(), rows(), "id")
+			return err
+		},
+		"ReplaceWindow": func(w *table.Writer) error {
+			_, err := w.ReplaceWindow(context.Background(), []partition.Key{key(t, w, "label=a"), key(t, w, "label="+long)}, table.DropLate, rows())
+			return err
+		},
+	}
+	for name, write := range writes {
+		t.Run(name, func(t *testing.T) {
+			cat, dir := catalogtest.New(t)
+			ident := catalogtest.CreateTable(t, cat, "labels", sch, spec, nil)
+			err := write(open(t, cat, ident))
+			require.ErrorIs(t, err, table.ErrUnsafePartitionValue)
+			assert.Empty(t, catalogtest.DataFiles(t, dir), "data files written")
+		})
 	}
 }

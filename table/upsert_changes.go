@@ -94,6 +94,7 @@ func readChanges(ctx context.Context, tbl *icetable.Table, rows array.RecordRead
 	}
 	c.spill = newStager(ctx, tbl, res.Schema(), cfg)
 	owner := make(map[uint64]partition.Key) // hash of the key bytes -> its partition
+	safe := make(map[partition.Key]bool)    // partitions whose path was checked
 	var buf []byte
 	for rows.Next() {
 		if err := ctx.Err(); err != nil {
@@ -111,6 +112,15 @@ func readChanges(ctx context.Context, tbl *icetable.Table, rows array.RecordRead
 		if err != nil {
 			rec.Release()
 			return c, err
+		}
+		for _, k := range keys {
+			if !safe[k] {
+				if err := checkPathSafe(tbl, spec, k); err != nil {
+					rec.Release()
+					return c, err
+				}
+				safe[k] = true
+			}
 		}
 		for row, ki := range rowKey {
 			k := keys[ki]
