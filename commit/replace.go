@@ -131,7 +131,7 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result,
 			if errors.Is(err, catalog.ErrNoSuchTable) {
 				return res, fmt.Errorf("%s: %w: %w", req.Op, ErrTableChanged, err)
 			}
-			return res, fmt.Errorf("%s: load table: %w", req.Op, err)
+			return res, fmt.Errorf("%s: load table: %w", req.Op, withCause(ctx, err))
 		}
 		last = tbl
 		if err := req.sameTable(tbl); err != nil {
@@ -349,13 +349,9 @@ func combine(fps []string) string {
 // for our token; the reloaded table is returned with the outcome (nil when
 // it could not be loaded).
 //
-// When ctx ended, the error wraps its cause: a cancellation during the
-// catalog call can surface as another error (database/sql's "transaction
-// has already been committed or rolled back") that does not wrap it.
+// When ctx ended, the error wraps its cause (see withCause).
 func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) (*icetable.Table, error) {
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cerr, cause) {
-		cerr = fmt.Errorf("%w: %w", cause, cerr)
-	}
+	cerr = withCause(ctx, cerr)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	tbl, err := cat.LoadTable(rctx, req.Ident)
@@ -372,6 +368,16 @@ func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cer
 		return tbl, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
 	}
 	return tbl, fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
+}
+
+// withCause returns err wrapping the cause of ctx when ctx has ended and
+// err does not wrap it already: a cancellation can surface from a catalog
+// as another error (database/sql's ErrTxDone, a closed connection).
+func withCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w: %w", cause, err)
+	}
+	return err
 }
 
 // noRetryError marks an error raised before the catalog was called: it is

@@ -110,6 +110,9 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 		if k.SpecID() != spec.ID() {
 			return commit.Result{}, fmt.Errorf("%s: %w: key %s is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, k, k.SpecID(), spec.ID())
 		}
+		if err := checkPathSafe(tbl, spec, k); err != nil {
+			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		}
 	}
 	if err := commit.Precheck(ctx, tbl, spec, window); err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)

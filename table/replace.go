@@ -216,7 +216,7 @@ type input struct {
 	contract *schema.ContractCheck // nil without a contract
 	matcher  *partition.Matcher    // static replace only
 	sums     map[partition.Key]*fingerprint.Sum
-	hashes   []uint64
+	hashes   []fingerprint.Hash
 }
 
 func (in *input) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
