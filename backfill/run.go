@@ -92,7 +92,7 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 	if cfg.clock != nil {
 		r.start = cfg.clock()
 	}
-	tbl, err := w.Refresh(ctx)
+	tbl, err := refresh(ctx, w)
 	if err != nil {
 		return r.rep, fmt.Errorf("backfill: %w", err)
 	}
@@ -115,7 +115,7 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 			return r.rep, fmt.Errorf("backfill: expire snapshots: %w", err)
 		}
 	}
-	if tbl, err = w.Refresh(hctx); err == nil {
+	if tbl, err = refresh(hctx, w); err == nil {
 		r.rep.After, err = Measure(hctx, tbl)
 	}
 	if err != nil {
