@@ -46,7 +46,7 @@ type Failure struct {
 
 // Report is the outcome of a run.
 type Report struct {
-	Total     int // keys asked for
+	Total     int // keys asked for (the shard's keys under WithShard)
 	Written   int // keys replaced by a new snapshot
 	Unchanged int // keys that already held their rows: no snapshot
 	Skipped   int // keys skipped by SkipDone
