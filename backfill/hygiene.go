@@ -201,8 +201,8 @@ func newestExpired(before, after icetable.Metadata) (int64, bool) {
 
 // retry runs a maintenance commit on the latest table state, again when a
 // concurrent commit (another worker's) made it conflict or pruned the
-// metadata file it loaded. Maintenance
-// commits change no data, so a blind retry on a fresh state is safe.
+// metadata file it loaded. Maintenance commits change no data, so a blind
+// retry on a fresh state is safe.
 func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (bool, error)) error {
 	var err error
 	for range reloadAttempts {
