@@ -40,10 +40,6 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	if ps.IsUnpartitioned() {
 		return nil, nil
 	}
-	row := make(partitionRow, 0, ps.NumFields())
-	for _, f := range ps.Fields() {
-		row = append(row, values[f.FieldID])
-	}
 	root, err := url.Parse(tbl.Location())
 	if err != nil {
 		return nil, err
@@ -58,7 +54,7 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	if err := b.SetDefaultSpecID(-1); err != nil {
 		return nil, err
 	}
-	dataPath := root.JoinPath("data", ps.PartitionToPath(row, tbl.Schema())).String()
+	dataPath := root.JoinPath("data", partitionPath(tbl, values)).String()
 	if err := b.SetProperties(iceberg.Properties{icetable.WriteDataPathKey: dataPath}); err != nil {
 		return nil, err
 	}
@@ -68,6 +64,22 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	}
 	view := icetable.New(tbl.Identifier(), md, tbl.MetadataLocation(), tbl.FS, nil)
 	return &keyedWrite{view: view, spec: ps, values: values}, nil
+}
+
+// canonicalValues are the partition values of the key that f's values
+// make (f is a data file of spec): the values iceberg-go's writer gives a
+// file are the first row's as Arrow hands them out, and the key's values
+// are what the keyed write and every other path record.
+func canonicalValues(spec *partition.Spec, f iceberg.DataFile) (map[int]any, error) {
+	key, err := spec.KeyFromValues(f.Partition())
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
+	}
+	values, err := spec.Values(key)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
+	}
+	return values, nil
 }
 
 // rebuildFile is f with partition values values of spec and sort order

@@ -38,9 +38,14 @@ type stager struct {
 	maxWriters int
 	keyed      *keyedWrite // nil unless every row is in one known partition
 	sort       *sorter     // nil unless rows are written in the table's sort order
-	streams    []*stream
-	rows       int64
-	finished   bool
+	// spec is tbl's partition spec, compiled (nil when iceberg-go's writer
+	// does not partition: no fields, or only void ones); specErr is why it
+	// could not be compiled.
+	spec     *partition.Spec
+	specErr  error
+	streams  []*stream
+	rows     int64
+	finished bool
 
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -58,6 +63,9 @@ type stream struct {
 func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg config) *stager {
 	ctx, cancel := context.WithCancelCause(ctx)
 	s := &stager{ctx: ctx, cancel: cancel, tbl: tbl, schema: sc, splitRows: cfg.splitRows, maxWriters: cfg.maxWriters}
+	if !tbl.Spec().IsUnpartitioned() {
+		s.spec, s.specErr = partition.NewSpec(tbl.Spec(), tbl.Schema())
+	}
 	var err error
 	if s.write, err = writeView(tbl, false); err != nil { // add and finish report it
 		s.err = err
@@ -112,7 +120,13 @@ func (s *stager) sorted(cfg config) error {
 }
 
 // add takes rec: to the sorter when the stager sorts, else to a writer.
+// A batch without rows is dropped: iceberg-go would write a data file of
+// 0 records for it.
 func (s *stager) add(rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		rec.Release()
+		return nil
+	}
 	if s.sort != nil {
 		return s.sort.add(rec)
 	}
@@ -163,9 +177,11 @@ func (s *stager) start() {
 		files := icetable.WriteRecords(s.ctx, tbl, s.schema, drain(st.ch), opts...)
 		for f, err := range files {
 			if f != nil {
-				var kerr error
-				if f, kerr = s.file(f); kerr != nil && err == nil {
-					err = kerr
+				// On an error f stays as written, listed for removal.
+				if g, ferr := s.file(f); ferr != nil && err == nil {
+					err = ferr
+				} else if ferr == nil {
+					f = g
 				}
 			}
 			s.mu.Lock()
@@ -188,22 +204,31 @@ func (s *stager) start() {
 	}()
 }
 
-// file is f as the table records it: in the key's partition for a keyed
-// write (the writers saw the table as unpartitioned), claiming the sort
-// order when the stager sorted.
+// file is f as the table records it: with the partition values of its
+// key (the keyed write's, or the canonical values of the key the writer's
+// values make: an empty binary value of an Arrow array without a value
+// buffer is []byte(nil), which a manifest would record as null), claiming
+// the sort order when the stager sorted.
 func (s *stager) file(f iceberg.DataFile) (iceberg.DataFile, error) {
-	if s.keyed == nil && s.sort == nil {
-		return f, nil
-	}
-	spec, values := s.tbl.Spec(), f.Partition()
-	if s.keyed != nil {
-		spec, values = s.keyed.spec, s.keyed.values
-	}
 	var sortID *int
 	if s.sort != nil {
 		sortID = &s.sort.order.id
 	}
-	return rebuildFile(f, spec, values, sortID)
+	switch {
+	case s.keyed != nil:
+		return rebuildFile(f, s.keyed.spec, s.keyed.values, sortID)
+	case s.specErr != nil:
+		return nil, s.specErr
+	case s.spec == nil && sortID == nil:
+		return f, nil
+	case s.spec == nil:
+		return rebuildFile(f, s.tbl.Spec(), f.Partition(), sortID)
+	}
+	values, err := canonicalValues(s.spec, f)
+	if err != nil {
+		return nil, err
+	}
+	return rebuildFile(f, s.tbl.Spec(), values, sortID)
 }
 
 // rowGroupRows is the Parquet row-group row limit the writers use: the
