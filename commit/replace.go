@@ -333,9 +333,8 @@ func noRetry(err error) error { return &noRetryError{err} }
 // loop checks it again on every attempt.
 func Supported(md icetable.Metadata) error {
 	switch {
-	case md.Version() >= 3:
-		return fmt.Errorf("%w: format version %d: iceberg-go v0.7.0 needs first_row_id (row lineage) set on pre-written data files, which icerun does not assign yet",
-			ErrUnsupported, md.Version())
+	case md.Version() > 3:
+		return fmt.Errorf("%w: format version %d: icerun writes format versions 1 to 3", ErrUnsupported, md.Version())
 	}
 	return nil
 }

@@ -420,8 +420,7 @@ func (p *producer) writeList(manifests []iceberg.ManifestFile, sum *icetable.Sum
 	if err != nil {
 		return nil, err
 	}
-	seq := p.seq
-	err = iceberg.WriteManifestList(p.md.Version(), out, p.id, parent, &seq, 0, manifests)
+	lineage, err := p.writeManifestList(out, parent, manifests)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -433,7 +432,7 @@ func (p *producer) writeList(manifests []iceberg.ManifestFile, sum *icetable.Sum
 	// decides where rows go. Kept monotonic with the table's last update.
 	ts := max(time.Now().UnixMilli(), p.md.LastUpdatedMillis())
 
-	return &icetable.Snapshot{
+	snap := &icetable.Snapshot{
 		SnapshotID:       p.id,
 		ParentSnapshotID: parent,
 		SequenceNumber:   p.seq,
@@ -441,7 +440,12 @@ func (p *producer) writeList(manifests []iceberg.ManifestFile, sum *icetable.Sum
 		ManifestList:     path,
 		Summary:          sum,
 		SchemaID:         &schemaID,
-	}, nil
+	}
+	if lineage != nil {
+		snap.FirstRowID, snap.AddedRows = &lineage.first, &lineage.added
+	}
+
+	return snap, nil
 }
 
 // remove deletes every file the producer wrote, and reports those it

@@ -184,7 +184,7 @@ func history(t *testing.T, tbl *icetable.Table) []*icetable.Snapshot {
 // data sequence number and snapshot id of the commit that added it, also
 // after its manifest was rewritten or merged.
 func TestSnapshotFormatVersions(t *testing.T) {
-	for _, version := range []int{1, 2} {
+	for _, version := range []int{1, 2, 3} {
 		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
 			cat, _ := catalogtest.New(t)
 			ident := ordersTable(t, cat, "orders", iceberg.Properties{icetable.PropertyFormatVersion: strconv.Itoa(version)})
