@@ -82,7 +82,7 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 		res.AddedRows += p.Rows
 	}
 	slices.Sort(res.Partitions)
-	decided := make(map[string]Decision) // older-spec decisions, by path, kept across attempts
+	decided := make(map[string]Decision) // older-spec decisions, by file and deletes (taskID), kept across attempts
 
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
@@ -179,23 +179,24 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		}
 	}
 	var del, add []iceberg.DataFile
-	for _, f := range p.old {
-		d, ok := decided[f.FilePath()]
+	for _, t := range p.old {
+		f, id := t.File, taskID(t)
+		d, ok := decided[id]
 		if !ok {
 			if req.OldSpec == nil {
 				return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
 			}
-			if d, err = req.OldSpec(ctx, tbl, f); err != nil {
+			if d, err = req.OldSpec(ctx, tbl, t); err != nil {
 				return 0, noRetry(err)
 			}
-			decided[f.FilePath()] = d
+			decided[id] = d
 		}
 		if d.Delete {
 			del = append(del, f)
 			add = append(add, d.Replacement...)
 		}
 	}
-	unchanged := len(del) == 0
+	unchanged := len(del) == 0 && !p.global
 	fps, files := make([]string, len(req.Parts)), make([]string, len(req.Parts))
 	var recorded map[string]Record
 	if unchanged {
@@ -219,9 +220,12 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		}
 		return 0, nil
 	}
-	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), len(del), 0
+	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), 0, 0
 	for _, f := range del {
-		res.DeletedRows += f.Count()
+		if f.ContentType() == iceberg.EntryContentData { // delete files are not counted
+			res.DeletedFiles++
+			res.DeletedRows += f.Count()
+		}
 	}
 	for _, f := range add[:len(add)-countParts(req.Parts)] { // rewritten older-spec rows stay
 		res.DeletedRows -= f.Count()

@@ -21,19 +21,62 @@ const (
 	sumTotalSize      = "total-files-size"
 )
 
-// carried are the totals a data-only commit leaves as its parent had them.
-var carried = []string{"total-delete-files", "total-position-deletes", "total-equality-deletes"}
+// Java's summary properties of removed delete files.
+const (
+	sumRemovedDeleteFiles   = "removed-delete-files"
+	sumRemovedPosFiles      = "removed-position-delete-files"
+	sumRemovedDVs           = "removed-dvs"
+	sumRemovedEqFiles       = "removed-equality-delete-files"
+	sumRemovedPosDeletes    = "removed-position-deletes"
+	sumRemovedEqDeletes     = "removed-equality-deletes"
+	sumTotalDeleteFiles     = "total-delete-files"
+	sumTotalPositionDeletes = "total-position-deletes"
+	sumTotalEqualityDeletes = "total-equality-deletes"
+)
 
-// summary is the snapshot summary of a commit that adds add and deletes
-// del: icerun's lineage props, the added and deleted counts, and the
-// table totals carried from the parent (each omitted when the parent
-// does not state it).
+// removal counts what a commit removes, as Java's SnapshotSummary does.
+type removal struct {
+	dataFiles, records, size                      int64
+	deleteFiles, posFiles, dvs, eqFiles, pos, eqs int64
+}
+
+func (r *removal) add(f iceberg.DataFile) {
+	switch f.ContentType() {
+	case iceberg.EntryContentData:
+		r.dataFiles++
+		r.records += f.Count()
+		r.size += f.FileSizeBytes()
+		return
+	case iceberg.EntryContentPosDeletes:
+		r.pos += f.Count()
+		if icetable.IsDeletionVector(f) {
+			r.dvs++
+		} else {
+			r.posFiles++
+		}
+	default:
+		r.eqs += f.Count()
+		r.eqFiles++
+	}
+	r.deleteFiles++
+	if n := f.ContentSizeInBytes(); n != nil && icetable.IsDeletionVector(f) {
+		r.size += *n // a vector's size is its blob's, not its Puffin file's
+	} else {
+		r.size += f.FileSizeBytes()
+	}
+}
+
+// summary is the snapshot summary of a commit that adds the data files
+// add and removes the files del (data and delete files): icerun's lineage
+// props, the added and removed counts, and the table totals carried from
+// the parent (each omitted when the parent does not state it).
 func (p *producer) summary(props iceberg.Properties, add, del []iceberg.DataFile) *icetable.Summary {
 	out := iceberg.Properties{}
 	for k, v := range props {
 		out[k] = v
 	}
-	var addRows, addSize, delRows, delSize int64
+	var addRows, addSize int64
+	var rm removal
 	parts := map[string]bool{}
 	for _, f := range add {
 		addRows += f.Count()
@@ -41,11 +84,15 @@ func (p *producer) summary(props iceberg.Properties, add, del []iceberg.DataFile
 		parts[p.partitionOf(f)] = true
 	}
 	for _, f := range del {
-		delRows += f.Count()
-		delSize += f.FileSizeBytes()
+		rm.add(f)
 		parts[p.partitionOf(f)] = true
 	}
 	set := func(k string, v int64) { out[k] = strconv.FormatInt(v, 10) }
+	setIf := func(k string, v int64) {
+		if v > 0 {
+			set(k, v)
+		}
+	}
 	op := icetable.OpAppend
 	if len(add) > 0 {
 		set(sumAddedFiles, int64(len(add)))
@@ -57,9 +104,15 @@ func (p *producer) summary(props iceberg.Properties, add, del []iceberg.DataFile
 		if len(add) == 0 {
 			op = icetable.OpDelete // an emptied partition
 		}
-		set(sumDeletedFiles, int64(len(del)))
-		set(sumDeletedRecords, delRows)
-		set(sumRemovedSize, delSize)
+		setIf(sumDeletedFiles, rm.dataFiles)
+		setIf(sumDeletedRecords, rm.records)
+		set(sumRemovedSize, rm.size)
+		setIf(sumRemovedDeleteFiles, rm.deleteFiles)
+		setIf(sumRemovedPosFiles, rm.posFiles)
+		setIf(sumRemovedDVs, rm.dvs)
+		setIf(sumRemovedEqFiles, rm.eqFiles)
+		setIf(sumRemovedPosDeletes, rm.pos)
+		setIf(sumRemovedEqDeletes, rm.eqs)
 	}
 	set(sumChangedParts, int64(len(parts)))
 
@@ -79,12 +132,12 @@ func (p *producer) summary(props iceberg.Properties, add, del []iceberg.DataFile
 			set(k, v+delta)
 		}
 	}
-	total(sumTotalFiles, int64(len(add)-len(del)))
-	total(sumTotalRecords, addRows-delRows)
-	total(sumTotalSize, addSize-delSize)
-	for _, k := range carried {
-		total(k, 0)
-	}
+	total(sumTotalFiles, int64(len(add))-rm.dataFiles)
+	total(sumTotalRecords, addRows-rm.records)
+	total(sumTotalSize, addSize-rm.size)
+	total(sumTotalDeleteFiles, -rm.deleteFiles)
+	total(sumTotalPositionDeletes, -rm.pos)
+	total(sumTotalEqualityDeletes, -rm.eqs)
 
 	return &icetable.Summary{Operation: op, Properties: out}
 }

@@ -108,9 +108,6 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 			return commit.Result{}, fmt.Errorf("%s: %w: key %s is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, k, k.SpecID(), spec.ID())
 		}
 	}
-	if err := commit.Precheck(ctx, tbl, spec, window); err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-	}
 	res, err := schema.Resolve(rows.Schema(), tbl.Schema(), tbl.NameMapping(), w.cfg.unknown)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
