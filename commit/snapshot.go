@@ -520,8 +520,12 @@ func (p *producer) writeManifest(specID int32, entries []iceberg.ManifestEntry, 
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
+	mf, err := w.ToManifestFile(path, cnt.n)
+	if err != nil {
+		return nil, err
+	}
 
-	return w.ToManifestFile(path, cnt.n)
+	return p.summarised(mf, entries), nil
 }
 
 // countingWriter counts the bytes written through it: the manifest's
@@ -536,6 +540,36 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	c.n += int64(n)
 
 	return n, err
+}
+
+// summarised is mf, a manifest just written with entries, with the
+// partition field summaries the spec defines ([partition.Spec.Summaries]).
+// iceberg-go v0.7.0 writes a null lower bound for an empty string (Java
+// readers then skip every partition of the manifest in filtered scans),
+// and orders -0.0 and +0.0 as equal. mf is kept as it is when its spec
+// cannot be compiled against the current schema.
+func (p *producer) summarised(mf iceberg.ManifestFile, entries []iceberg.ManifestEntry) iceberg.ManifestFile {
+	s := p.spec(mf.PartitionSpecID())
+	if s == nil {
+		return mf
+	}
+	parts := make([]map[int]any, len(entries))
+	for i, e := range entries {
+		parts[i] = e.DataFile().Partition()
+	}
+	sums, err := s.Summaries(parts)
+	if err != nil {
+		return mf
+	}
+
+	return iceberg.NewManifestFile(mf.Version(), mf.FilePath(), mf.Length(), mf.PartitionSpecID(), mf.SnapshotID()).
+		SequenceNum(mf.SequenceNum(), mf.MinSequenceNum()).
+		Content(mf.ManifestContent()).
+		AddedFiles(mf.AddedDataFiles()).ExistingFiles(mf.ExistingDataFiles()).DeletedFiles(mf.DeletedDataFiles()).
+		AddedRows(mf.AddedRows()).ExistingRows(mf.ExistingRows()).DeletedRows(mf.DeletedRows()).
+		Partitions(sums).
+		KeyMetadata(mf.KeyMetadata()).
+		Build()
 }
 
 // create creates path, recording it first so that a partial file is
