@@ -272,3 +272,59 @@ func TestUpsertRecomputeApplyDeletes(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaceGlobalEqualityDeletes: equality deletes of an unpartitioned
+// spec apply to every data file of a lower sequence number. After the
+// spec evolves, replacing a partition reads the older-spec files with the
+// deletes applied (the rows kept from them stay deleted), keeps the global
+// delete file while an older data file it applies to is live (dropping it
+// would bring back deleted rows), and drops it once every live data file
+// is newer (Java's dropDeleteFilesOlderThan). While it lives, a rerun is
+// never Unchanged.
+func TestReplaceGlobalEqualityDeletes(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "orders", orderdata.Schema, *iceberg.UnpartitionedSpec, iceberg.Properties{icetable.PropertyFormatVersion: "2"})
+	appendOrders := func(orders []orderdata.Order) {
+		t.Helper()
+		rows := orderdata.Reader(orders, 1024)
+		defer rows.Release()
+		txn := load(t, cat, ident).NewTransaction()
+		require.NoError(t, txn.Append(ctx, rows, nil))
+		_, err := txn.Commit(ctx)
+		require.NoError(t, err)
+	}
+	content := map[time.Time][]orderdata.Order{day(0): orderdata.Day(day(0), 9), day(1): orderdata.Day(day(1), 9), day(2): orderdata.Day(day(2), 9)}
+	appendOrders(append(content[day(0)], content[day(1)]...)) // one file of day0 and day1
+	appendOrders(content[day(2)])
+	gone := append(append(every3rd(content[day(0)]), every3rd(content[day(1)])...), every3rd(content[day(2)])...)
+	rowDelete(t, cat, ident, equalityDeletes, gone) // unpartitioned: global
+	for d, os := range content {
+		content[d] = without(os, gone)
+	}
+	txn := load(t, cat, ident).NewTransaction()
+	require.NoError(t, txn.UpdateSpec(true).AddIdentity("event_date").Commit())
+	_, err := txn.Commit(ctx)
+	require.NoError(t, err)
+	require.Equal(t, string(expected(t, cat, flatten(content))), string(catalogtest.CanonicalScan(t, cat, ident)), "before icerun")
+
+	w := openWriter(t, cat, ident)
+	globals := func() int {
+		tbl := load(t, cat, ident)
+		return len(liveDeletes(t, tbl, tbl.CurrentSnapshot()))
+	}
+	content[day(0)] = repriced(orderdata.Day(day(0), 4), 1)
+	replaceDay(t, w, day(0), content[day(0)])
+	assert.Equal(t, string(expected(t, cat, flatten(content))), string(catalogtest.CanonicalScan(t, cat, ident)), "after replacing day0: day1's rows kept from the old file, day2's old file, deletes applied")
+	assert.Equal(t, 1, globals(), "the global delete still applies to day2's old file")
+	assert.False(t, replaceDay(t, w, day(0), content[day(0)]).Unchanged, "rerun while a global delete file lives")
+
+	content[day(2)] = orderdata.Day(day(2), 2)
+	replaceDay(t, w, day(2), content[day(2)])
+	tbl := load(t, cat, ident)
+	assert.Equal(t, string(expected(t, cat, flatten(content))), string(catalogtest.CanonicalScan(t, cat, ident)), "after replacing day2")
+	assert.Equal(t, 0, globals(), "the global delete applies to no live data file: dropped")
+	assert.Equal(t, int64(1), summaryInt(t, tbl.CurrentSnapshot(), "removed-equality-delete-files"), "removed-equality-delete-files")
+	checkDeleteTotals(t, tbl)
+	assert.True(t, replaceDay(t, w, day(2), content[day(2)]).Unchanged, "rerun once no delete file is left")
+}
