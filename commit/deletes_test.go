@@ -16,8 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
 
@@ -327,4 +329,35 @@ func TestReplaceGlobalEqualityDeletes(t *testing.T) {
 	assert.Equal(t, int64(1), summaryInt(t, tbl.CurrentSnapshot(), "removed-equality-delete-files"), "removed-equality-delete-files")
 	checkDeleteTotals(t, tbl)
 	assert.True(t, replaceDay(t, w, day(2), content[day(2)]).Unchanged, "rerun once no delete file is left")
+}
+
+// TestReplaceWindowRowLevelDeletes: a window rerun leaves the partitions
+// nothing touched (Unchanged in PerPartition) and replaces the one a
+// row-level delete touched, restoring its rows and dropping its delete
+// files; PerPartition counts its removed data file.
+func TestReplaceWindowRowLevelDeletes(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := ordersTable(t, cat, "orders", iceberg.Properties{icetable.PropertyFormatVersion: "2", icetable.WriteDeleteModeKey: icetable.WriteModeMergeOnRead})
+	w := openWriter(t, cat, ident)
+	orders := flatten(map[time.Time][]orderdata.Order{day(0): orderdata.Day(day(0), 6), day(1): orderdata.Day(day(1), 6), day(2): orderdata.Day(day(2), 6)})
+	window := []partition.Key{dayKey(t, w, day(0)), dayKey(t, w, day(1)), dayKey(t, w, day(2))}
+	run := func() commit.Result {
+		t.Helper()
+		rows := orderdata.Reader(orders, 64)
+		defer rows.Release()
+		res, err := w.ReplaceWindow(ctx, window, table.RejectLate, rows)
+		require.NoError(t, err)
+		return res
+	}
+	run()
+	rowDelete(t, cat, ident, positionDeletes, every3rd(orderdata.Day(day(1), 6)))
+	res := run()
+	require.False(t, res.Unchanged)
+	require.Len(t, res.PerPartition, 3)
+	assert.True(t, res.PerPartition[0].Unchanged, "day0: untouched")
+	assert.True(t, res.PerPartition[2].Unchanged, "day2: untouched")
+	assert.Equal(t, commit.PartitionResult{Key: window[1].String(), AddedFiles: 1, DeletedFiles: 1, AddedRows: 6, DeletedRows: 6}, res.PerPartition[1], "day1")
+	assert.Equal(t, string(expected(t, cat, orders)), string(catalogtest.CanonicalScan(t, cat, ident)), "day1 restored")
+	assert.Empty(t, deleteDays(t, load(t, cat, ident)), "day1's delete files are gone")
 }

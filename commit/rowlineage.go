@@ -1,6 +1,7 @@
 package commit
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -44,6 +45,11 @@ func (p *producer) writeManifestList(out io.Writer, parent *int64, manifests []i
 		return nil, err
 	}
 	if err := w.AddManifests(manifests); err != nil {
+		if rows != nil && errors.Is(err, iceberg.ErrInvalidArgument) {
+			// e.g. a manifest of a table upgraded to v3 without row counts:
+			// no row ids can be assigned to its rows
+			return nil, fmt.Errorf("%w: row lineage: %w", ErrUnsupported, err)
+		}
 		return nil, err
 	}
 	if err := w.Close(); err != nil {

@@ -48,19 +48,22 @@ func eventTS(day string) string {
 	return fmt.Sprintf("timestamp_micros(%d + (%s) * %d + (id %% 1440) * 60000000)", eventDay0, day, dayMicros)
 }
 
-var bucket8 = iceberg.BucketTransform{NumBuckets: 8}.Transformer(iceberg.PrimitiveTypes.Int64)
+var bucket8Long = iceberg.BucketTransform{NumBuckets: 8}.Transformer(iceberg.PrimitiveTypes.Int64)
+
+// bucket8 is Iceberg's bucket[8] of a long id.
+func bucket8(id int64) int32 { return bucket8Long(id).Val }
 
 // key is ev's partition as icerun's key text.
 func (ev event) key() string {
 	day := time.UnixMicro(ev.TS).UTC().Format(time.DateOnly)
-	return fmt.Sprintf("ts_day=%s/id_bucket=%d", day, bucket8(ev.ID).Val)
+	return fmt.Sprintf("ts_day=%s/id_bucket=%d", day, bucket8(ev.ID))
 }
 
 // idsIn returns n ids from from upwards whose bucket is b.
 func idsIn(b int32, from int64, n int) []int64 {
 	var out []int64
 	for id := from; len(out) < n; id++ {
-		if bucket8(id).Val == b {
+		if bucket8(id) == b {
 			out = append(out, id)
 		}
 	}

@@ -90,7 +90,7 @@ func TestSparkWrittenV3RowLineage(t *testing.T) {
 
 		k0 := eventAt(0, 0, "").key()
 		in0 := []event{}
-		for _, id := range idsIn(bucket8(0).Val, 1000, 3) {
+		for _, id := range idsIn(bucket8(0), 1000, 3) {
 			in0 = append(in0, eventAt(id, 0, "icerun-"+strconv.FormatInt(id, 10)))
 		}
 		key, err := w.Key(k0)
@@ -147,7 +147,7 @@ func TestSparkWrittenV3RowLineage(t *testing.T) {
 
 		// icerun again, on the partition Spark updated, then rewrote
 		ku := m[upd].key()
-		var b int32 = bucket8(upd).Val
+		b := bucket8(upd)
 		inu := []event{}
 		for _, id := range idsIn(b, 6000, 2) {
 			inu = append(inu, eventAt(id, int((m[upd].TS-eventDay0)/dayMicros), "icerun-"+strconv.FormatInt(id, 10)))
