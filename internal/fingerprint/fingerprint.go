@@ -140,6 +140,10 @@ func (c *canonical) hash(i int) Hash {
 // newEncoder returns the encoder of a's values; it handles every Arrow
 // type.
 func newEncoder(a arrow.Array) encoder {
+	if a.Len() == 0 {
+		// No value to encode; an empty array may have no buffers at all.
+		return func(dst []byte, _ int) []byte { return dst }
+	}
 	var value encoder
 	switch a := a.(type) {
 	case *array.Null:
