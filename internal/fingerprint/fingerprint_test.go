@@ -137,6 +137,22 @@ func TestSumFormat(t *testing.T) {
 	}
 }
 
+// TestSumOfEmptyBatches: batches without rows (their arrays may have no
+// data buffers) add nothing.
+func TestSumOfEmptyBatches(t *testing.T) {
+	empty := sum(batch(nil, nil, nil), fromJSON(t, arrow.ListOf(arrow.PrimitiveTypes.Int64), `[]`))
+	var zero Sum
+	if empty != zero.String() {
+		t.Errorf("sum of empty batches = %s, want %s", empty, zero.String())
+	}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	arr := array.MakeArrayOfNull(memory.DefaultAllocator, arrow.PrimitiveTypes.Int64, 0)
+	defer arr.Release()
+	if got := sum(array.NewRecordBatch(sc, []arrow.Array{arr}, 0)); got != zero.String() {
+		t.Errorf("sum of a batch of bufferless arrays = %s, want %s", got, zero.String())
+	}
+}
+
 func TestRowHashesMatchSum(t *testing.T) {
 	rec := batch([]int64{1, 2, 3}, []string{"a", "", "c"}, []bool{true, false, true})
 	defer rec.Release()
