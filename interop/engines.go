@@ -249,6 +249,7 @@ func SparkSQL(sql string) Request { return Request{"op": "spark_sql", "sql": sql
 // Scan is a PyIceberg table scan.
 type Scan struct {
 	Filter     string   // a PyIceberg expression string ("" for all rows)
+	Where      Expr     // or the filter in its JSON form (nil for none)
 	SnapshotID int64    // 0 for the current snapshot
 	Columns    []string // nil for all columns
 }
@@ -259,6 +260,9 @@ func PyIcebergScan(cat, table string, s Scan) Request {
 	req := Request{"op": "pyiceberg_scan", "catalog": cat, "table": table, "filter": nil, "snapshot_id": nil, "columns": nil}
 	if s.Filter != "" {
 		req["filter"] = s.Filter
+	}
+	if s.Where != nil {
+		req["filter"] = s.Where
 	}
 	if s.SnapshotID != 0 {
 		req["snapshot_id"] = s.SnapshotID
@@ -287,3 +291,19 @@ func (e *Engines) Inspect(t testing.TB, cat, table, what string) []Row {
 	t.Helper()
 	return e.Do(t, Inspect(cat, table, what)).Named()
 }
+
+// Expr is a PyIceberg filter in its JSON form (engines.py's expr), built
+// with typed values so that any value crosses the pipe exactly.
+type Expr map[string]any
+
+// Cmp is col <op> value, op one of eq, ne, lt, le, gt, ge; value is typed.
+func Cmp(col, op, value string) Expr { return Expr{"op": op, "col": col, "value": value} }
+
+// IsNull is col IS NULL.
+func IsNull(col string) Expr { return Expr{"op": "is_null", "col": col} }
+
+// IsNaN is col IS NaN.
+func IsNaN(col string) Expr { return Expr{"op": "is_nan", "col": col} }
+
+// And is the conjunction of args.
+func And(args ...Expr) Expr { return Expr{"op": "and", "args": args} }
