@@ -35,6 +35,7 @@ type Request struct {
 	Spec      *partition.Spec
 	SchemaID  int // the schema the files were written with
 	Parts     []Part
+	Kind      Kind // the Java operation the commit is, for its summary
 	Lineage   Lineage
 	Token     string // unique per call; recorded as SummaryCommitToken
 	Policy    Policy
@@ -65,8 +66,10 @@ type Request struct {
 // holds exactly its new files. See the package documentation for the loop.
 //
 // On error the caller owns req's files: it removes them, except after an
-// *UnknownOutcomeError.
-func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, error) {
+// *UnknownOutcomeError. The replacement files of older-spec decisions
+// (req.OldSpec) belong to Replace: when it returns, those that the table
+// does not reference are removed, whatever the outcome.
+func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result, err error) {
 	pol, err := req.Policy.withDefaults()
 	if err != nil {
 		return Result{}, err
@@ -74,15 +77,21 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
 	defer cancel()
 
+	decided := newDecisions() // older-spec decisions, kept across attempts
+	var last *icetable.Table  // the latest table state loaded
+	defer func() {
+		var unknown *UnknownOutcomeError
+		// Best effort: a rewrite left behind is for the orphan cleanup.
+		_ = decided.removeUnused(context.WithoutCancel(ctx), last, err == nil || errors.As(err, &unknown))
+	}()
+
 	keys := make(map[partition.Key]bool, len(req.Parts))
-	res := Result{}
 	for _, p := range req.Parts {
 		keys[p.Key] = true
 		res.Partitions = append(res.Partitions, p.Key.String())
 		res.AddedRows += p.Rows
 	}
 	slices.Sort(res.Partitions)
-	decided := make(map[string]Decision) // older-spec decisions, by path, kept across attempts
 
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
@@ -96,6 +105,7 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			}
 			return res, fmt.Errorf("%s: load table: %w", req.Op, err)
 		}
+		last = tbl
 		if err := req.sameTable(tbl); err != nil {
 			return res, err
 		}
@@ -120,11 +130,12 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			return res, rerr
 		}
 		if !IsConflict(err) {
-			rerr := req.resolveUnknown(ctx, cat, err, &res)
+			now, rerr := req.resolveUnknown(ctx, cat, err, &res)
 			var unknown *UnknownOutcomeError
 			if rerr != nil && !errors.As(rerr, &unknown) && ce != nil {
-				// not applied: the attempt's manifests are garbage
-				if derr := ce.discard(); derr != nil {
+				// Not applied: the attempt's manifests are garbage, and so
+				// is the metadata file a catalog may have written for it.
+				if derr := errors.Join(ce.discard(), removeUnappliedMetadata(context.WithoutCancel(ctx), tbl, now, req.Token)); derr != nil {
 					rerr = fmt.Errorf("%w; %w", rerr, derr)
 				}
 			}
@@ -168,7 +179,7 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 
 // attempt plans and commits once against tbl. It returns the snapshot id
 // of the replacement (the current one when unchanged).
-func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided map[string]Decision, res *Result) (int64, error) {
+func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided *decisions, res *Result) (int64, error) {
 	p, err := planFiles(ctx, tbl, req.Spec, keys)
 	if err != nil {
 		return 0, noRetry(err)
@@ -179,16 +190,14 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		}
 	}
 	var del, add []iceberg.DataFile
+	decided.begin()
 	for _, f := range p.old {
-		d, ok := decided[f.FilePath()]
-		if !ok {
-			if req.OldSpec == nil {
-				return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
-			}
-			if d, err = req.OldSpec(ctx, tbl, f); err != nil {
-				return 0, noRetry(err)
-			}
-			decided[f.FilePath()] = d
+		if req.OldSpec == nil {
+			return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
+		}
+		d, err := decided.decide(ctx, tbl, f, req.OldSpec)
+		if err != nil {
+			return 0, noRetry(err)
 		}
 		if d.Delete {
 			del = append(del, f)
@@ -232,7 +241,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			return 0, noRetry(err)
 		}
 	}
-	st, err := stage(ctx, tbl, del, add, req.summary(fps, files), setProps, p.entries)
+	st, err := stage(ctx, tbl, req.Kind, del, add, req.summary(fps, files), setProps, p.entries)
 	if err != nil {
 		return 0, noRetry(err)
 	}
@@ -299,24 +308,32 @@ func combine(fps []string) string {
 
 // resolveUnknown handles a commit error that is not a conflict: it may have
 // been applied. The table is reloaded (even when ctx is done) and searched
-// for our token.
-func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) error {
+// for our token; the reloaded table is returned with the outcome (nil when
+// it could not be loaded).
+//
+// When ctx ended, the error wraps its cause: a cancellation during the
+// catalog call can surface as another error (database/sql's "transaction
+// has already been committed or rolled back") that does not wrap it.
+func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) (*icetable.Table, error) {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cerr, cause) {
+		cerr = fmt.Errorf("%w: %w", cause, cerr)
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	tbl, err := cat.LoadTable(rctx, req.Ident)
 	if err != nil {
-		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
+		return nil, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
 	}
 	if s := findToken(tbl.Metadata(), req.Token); s != nil {
 		res.SnapshotID = s.SnapshotID
-		return nil
+		return tbl, nil
 	}
 	if errors.Is(cerr, rest.ErrCommitStateUnknown) {
 		// A REST server said it does not know whether the commit applied
 		// (a 5xx): it may still apply after this reload. Keep the files.
-		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
+		return tbl, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
 	}
-	return fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
+	return tbl, fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
 }
 
 // noRetryError marks an error raised before the catalog was called: it is
@@ -332,10 +349,16 @@ func noRetry(err error) error { return &noRetryError{err} }
 // partitions of: callers check it before writing anything, and the commit
 // loop checks it again on every attempt.
 func Supported(md icetable.Metadata) error {
-	switch {
+	format := md.Properties().Get(icetable.WriteFormatDefaultKey, icetable.WriteFormatDefaultDefault)
+	switch ff, err := iceberg.FileFormatFromString(format); {
 	case md.Version() >= 3:
 		return fmt.Errorf("%w: format version %d: iceberg-go v0.7.0 needs first_row_id (row lineage) set on pre-written data files, which icerun does not assign yet",
 			ErrUnsupported, md.Version())
+	case err != nil || ff != iceberg.ParquetFile:
+		// iceberg-go v0.7.0 writes Parquet only; for ORC or Avro its writer
+		// fails on a nil file format.
+		return fmt.Errorf("%w: %s=%q: iceberg-go v0.7.0 writes Parquet data files only",
+			ErrUnsupported, icetable.WriteFormatDefaultKey, format)
 	}
 	return nil
 }

@@ -60,18 +60,21 @@ type producer struct {
 	written []string
 	specs   map[int32]*partition.Spec
 	read    map[string][]iceberg.ManifestEntry // live entries of manifests already read
+	// replaced counts the current snapshot's manifests the new one
+	// replaces: rewritten without deleted files, or merged.
+	replaced int
 }
 
 // stage writes one snapshot of tbl that removes del (data files listed in
 // tbl's current snapshot) and adds add (data files of the current spec),
-// with summary properties props, and returns it with the catalog updates
+// a commit of kind with summary properties props, and returns it with the catalog updates
 // and requirements that commit it (setProps set in the same commit). The
 // commit requires that main, the schema and the spec have not moved. On
 // error the files already written are removed.
 //
 // read holds live entries of manifests already read (by path), reused
 // instead of reading them again.
-func stage(ctx context.Context, tbl *icetable.Table, del, add []iceberg.DataFile, props, setProps iceberg.Properties, read map[string][]iceberg.ManifestEntry) (_ *staged, err error) {
+func stage(ctx context.Context, tbl *icetable.Table, kind Kind, del, add []iceberg.DataFile, props, setProps iceberg.Properties, read map[string][]iceberg.ManifestEntry) (_ *staged, err error) {
 	p, err := newProducer(ctx, tbl)
 	if err != nil {
 		return nil, err
@@ -97,7 +100,8 @@ func stage(ctx context.Context, tbl *icetable.Table, del, add []iceberg.DataFile
 	if err != nil {
 		return nil, err
 	}
-	snap, err := p.writeList(append(written, kept...), p.summary(props, add, del))
+	mc := manifestCounts{created: len(written), kept: len(kept), replaced: p.replaced}
+	snap, err := p.writeList(append(written, kept...), p.summary(kind, props, add, del, mc))
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +247,7 @@ func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.Mani
 			kept = append(kept, mf)
 			continue
 		}
+		p.replaced++
 		spec := mf.PartitionSpecID()
 		pend.tombstones[spec] = append(pend.tombstones[spec], gone...)
 		switch {
@@ -295,6 +300,7 @@ func (p *producer) mergeSmall(kept []iceberg.ManifestFile, pend *pending) ([]ice
 	if len(small)+1 < MergeSmallManifests {
 		return kept, nil
 	}
+	p.replaced += len(small)
 	for _, mf := range small {
 		entries, err := p.entries(mf)
 		if err != nil {
@@ -397,8 +403,41 @@ func (p *producer) writeManifest(specID int32, entries []iceberg.ManifestEntry) 
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
+	if err != nil {
+		return nil, err
+	}
 
-	return mf, err
+	return p.summarised(mf, entries), nil
+}
+
+// summarised is mf, a manifest just written with entries, with the
+// partition field summaries the spec defines ([partition.Spec.Summaries]).
+// iceberg-go v0.7.0 writes a null lower bound for an empty string (Java
+// readers then skip every partition of the manifest in filtered scans),
+// and orders -0.0 and +0.0 as equal. mf is kept as it is when its spec
+// cannot be compiled against the current schema.
+func (p *producer) summarised(mf iceberg.ManifestFile, entries []iceberg.ManifestEntry) iceberg.ManifestFile {
+	s := p.spec(mf.PartitionSpecID())
+	if s == nil {
+		return mf
+	}
+	parts := make([]map[int]any, len(entries))
+	for i, e := range entries {
+		parts[i] = e.DataFile().Partition()
+	}
+	sums, err := s.Summaries(parts)
+	if err != nil {
+		return mf
+	}
+
+	return iceberg.NewManifestFile(mf.Version(), mf.FilePath(), mf.Length(), mf.PartitionSpecID(), mf.SnapshotID()).
+		SequenceNum(mf.SequenceNum(), mf.MinSequenceNum()).
+		Content(mf.ManifestContent()).
+		AddedFiles(mf.AddedDataFiles()).ExistingFiles(mf.ExistingDataFiles()).DeletedFiles(mf.DeletedDataFiles()).
+		AddedRows(mf.AddedRows()).ExistingRows(mf.ExistingRows()).DeletedRows(mf.DeletedRows()).
+		Partitions(sums).
+		KeyMetadata(mf.KeyMetadata()).
+		Build()
 }
 
 // create creates path, recording it first so that a partial file is
