@@ -221,20 +221,32 @@ func (e *Engines) Do(t testing.TB, req Request) Response {
 // order. A failed member fails the test, naming it.
 func (e *Engines) Batch(t testing.TB, reqs []Request) []Response {
 	t.Helper()
-	if len(reqs) == 0 {
-		return nil
+	out, err := e.TryBatch(reqs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	resp := e.Do(t, Request{"op": "batch", "requests": reqs})
+	return out
+}
+
+// TryBatch is Batch that returns the first failure instead of failing.
+func (e *Engines) TryBatch(reqs []Request) ([]Response, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	resp, err := e.do(Request{"op": "batch", "requests": reqs})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Response, len(resp.Results))
 	for i, raw := range resp.Results {
 		if err := json.Unmarshal(raw, &out[i]); err != nil {
-			t.Fatalf("interop: decode batch answer %d: %v", i, err)
+			return nil, fmt.Errorf("interop: decode batch answer %d: %w", i, err)
 		}
 		if !out[i].OK {
-			t.Fatalf("interop: batch request %d (%.300v) failed: %s", i, reqs[i], out[i].Error)
+			return nil, fmt.Errorf("interop: batch request %d (%.300v) failed: %s", i, reqs[i], out[i].Error)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // SparkSQL runs one Spark SQL statement and returns its rows.
