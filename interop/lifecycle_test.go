@@ -408,6 +408,9 @@ func runLifecycle(t *testing.T, e *Engines, c *Catalog, name, version string) {
 	if _, err := txn.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := l.w.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
 	day := []event{{id: 700, ts: time.Date(2026, 1, 3, 12, 0, 0, 0, time.UTC), region: "eu", v: 7}}
 	l.model = append(without(l.model, func(ev event) bool { return ev.ts.Format("2006-01-02") == "2026-01-03" }), day...)
 	res, err = l.w.ReplacePartition(ctx, l.key("ts_day=2026-01-03"), reader(t, l.batch(day)))
