@@ -23,6 +23,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash"
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -110,8 +111,10 @@ func (s *Sum) String() string {
 // Every value is self-delimiting given the schema, so two different rows
 // of one schema never encode to the same bytes.
 type canonical struct {
-	cols []encoder
-	buf  []byte
+	cols   []encoder
+	buf    []byte
+	sha    hash.Hash // SHA-256, reused: cheaper per row than sha256.Sum256
+	digest []byte
 }
 
 // encoder appends the canonical bytes of row i of one array.
@@ -132,9 +135,14 @@ func (c *canonical) row(dst []byte, i int) []byte {
 }
 
 func (c *canonical) hash(i int) Hash {
+	if c.sha == nil {
+		c.sha = sha256.New()
+	}
 	c.buf = c.row(c.buf[:0], i)
-	sum := sha256.Sum256(c.buf)
-	return Hash(sum[:16])
+	c.sha.Reset()
+	c.sha.Write(c.buf)
+	c.digest = c.sha.Sum(c.digest[:0])
+	return Hash(c.digest[:16])
 }
 
 // newEncoder returns the encoder of a's values; it handles every Arrow
