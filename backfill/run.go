@@ -46,7 +46,7 @@ type Failure struct {
 
 // Report is the outcome of a run.
 type Report struct {
-	Total     int // keys asked for
+	Total     int // keys asked for (the shard's keys under WithShard)
 	Written   int // keys replaced by a new snapshot
 	Unchanged int // keys that already held their rows: no snapshot
 	Skipped   int // keys skipped by SkipDone
@@ -92,7 +92,7 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 	if cfg.clock != nil {
 		r.start = cfg.clock()
 	}
-	tbl, err := w.Refresh(ctx)
+	tbl, err := refresh(ctx, w)
 	if err != nil {
 		return r.rep, fmt.Errorf("backfill: %w", err)
 	}
@@ -117,7 +117,7 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 			return r.rep, fmt.Errorf("backfill: expire snapshots: %w", err)
 		}
 	}
-	if tbl, err = w.Refresh(hctx); err == nil {
+	if tbl, err = refresh(hctx, w); err == nil {
 		r.rep.After, err = Measure(hctx, tbl)
 	}
 	if err != nil {

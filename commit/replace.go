@@ -139,7 +139,7 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result,
 			if errors.Is(err, catalog.ErrNoSuchTable) {
 				return res, fmt.Errorf("%s: %w: %w", req.Op, ErrTableChanged, err)
 			}
-			return res, fmt.Errorf("%s: load table: %w", req.Op, err)
+			return res, fmt.Errorf("%s: load table: %w", req.Op, withCause(ctx, err))
 		}
 		last = tbl
 		if err := req.sameTable(tbl); err != nil {
@@ -240,11 +240,12 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 	}
 	var del, add []iceberg.DataFile
 	decided.begin()
-	for _, f := range p.old {
+	for _, t := range p.old {
+		f := t.File
 		if req.OldSpec == nil {
 			return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
 		}
-		d, err := decided.decide(ctx, tbl, f, req.OldSpec)
+		d, err := decided.decide(ctx, tbl, t, req.OldSpec)
 		if err != nil {
 			return 0, noRetry(err)
 		}
@@ -253,7 +254,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			add = append(add, d.Replacement...)
 		}
 	}
-	unchanged := len(del) == 0
+	unchanged := len(del) == 0 && !p.global
 	fps, files := make([]string, len(req.Parts)), make([]string, len(req.Parts))
 	var recorded map[string]Record
 	if unchanged {
@@ -277,9 +278,12 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		}
 		return 0, nil
 	}
-	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), len(del), 0
+	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), 0, 0
 	for _, f := range del {
-		res.DeletedRows += f.Count()
+		if f.ContentType() == iceberg.EntryContentData { // delete files are not counted
+			res.DeletedFiles++
+			res.DeletedRows += f.Count()
+		}
 	}
 	for _, f := range add[:len(add)-countParts(req.Parts)] { // rewritten older-spec rows stay
 		res.DeletedRows -= f.Count()
@@ -364,13 +368,9 @@ func combine(fps []string) string {
 // for our token; the reloaded table is returned with the outcome (nil when
 // it could not be loaded).
 //
-// When ctx ended, the error wraps its cause: a cancellation during the
-// catalog call can surface as another error (database/sql's "transaction
-// has already been committed or rolled back") that does not wrap it.
+// When ctx ended, the error wraps its cause (see withCause).
 func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) (*icetable.Table, error) {
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cerr, cause) {
-		cerr = fmt.Errorf("%w: %w", cause, cerr)
-	}
+	cerr = withCause(ctx, cerr)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	tbl, err := cat.LoadTable(rctx, req.Ident)
@@ -389,6 +389,16 @@ func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cer
 	return tbl, fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
 }
 
+// withCause returns err wrapping the cause of ctx when ctx has ended and
+// err does not wrap it already: a cancellation can surface from a catalog
+// as another error (database/sql's ErrTxDone, a closed connection).
+func withCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w: %w", cause, err)
+	}
+	return err
+}
+
 // noRetryError marks an error raised before the catalog was called: it is
 // neither a conflict nor an unknown outcome.
 type noRetryError struct{ err error }
@@ -404,9 +414,8 @@ func noRetry(err error) error { return &noRetryError{err} }
 func Supported(md icetable.Metadata) error {
 	format := md.Properties().Get(icetable.WriteFormatDefaultKey, icetable.WriteFormatDefaultDefault)
 	switch ff, err := iceberg.FileFormatFromString(format); {
-	case md.Version() >= 3:
-		return fmt.Errorf("%w: format version %d: iceberg-go v0.7.0 needs first_row_id (row lineage) set on pre-written data files, which icerun does not assign yet",
-			ErrUnsupported, md.Version())
+	case md.Version() > 3:
+		return fmt.Errorf("%w: format version %d: icerun writes format versions 1 to 3", ErrUnsupported, md.Version())
 	case err != nil || ff != iceberg.ParquetFile:
 		// iceberg-go v0.7.0 writes Parquet only; for ORC or Avro its writer
 		// fails on a nil file format.

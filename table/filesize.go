@@ -38,6 +38,12 @@ func writeView(tbl *icetable.Table, unsorted bool) (*icetable.Table, error) {
 	if len(set) == 0 && !unsorted {
 		return tbl, nil
 	}
+	return viewOf(tbl, set, unsorted)
+}
+
+// viewOf is tbl with properties set, and without its sort order when
+// unsorted is set, for writers only (it cannot commit).
+func viewOf(tbl *icetable.Table, set map[string]string, unsorted bool) (*icetable.Table, error) {
 	b, err := icetable.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
 	if err != nil {
 		return nil, err

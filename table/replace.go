@@ -46,7 +46,9 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 }
 
 // ReplacePartitions replaces every partition that rows produce, and no
-// other (dynamic overwrite), in one snapshot. Empty input is a no-op.
+// other (dynamic overwrite), in one snapshot. Empty input is a no-op. The
+// snapshot is what Java's ReplacePartitions writes: operation
+// "overwrite", summary replace-partitions=true.
 func (w *Writer) ReplacePartitions(ctx context.Context, rows array.RecordReader) (commit.Result, error) {
 	op := "table: replace partitions of " + w.name
 	ctx, done := w.observeReplace(ctx, op)
@@ -74,9 +76,6 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if key != nil {
 		if key.SpecID() != spec.ID() {
 			return commit.Result{}, fmt.Errorf("%s: %w: key is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, key.SpecID(), spec.ID())
-		}
-		if err := commit.Precheck(ctx, tbl, spec, []partition.Key{*key}); err != nil {
-			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
 		if err := checkPathSafe(tbl, spec, *key); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -224,7 +223,7 @@ type input struct {
 	contract *schema.ContractCheck // nil without a contract
 	matcher  *partition.Matcher    // static replace only
 	sums     map[partition.Key]*fingerprint.Sum
-	hashes   []uint64
+	hashes   []fingerprint.Hash
 }
 
 func (in *input) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
