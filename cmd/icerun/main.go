@@ -144,6 +144,7 @@ type env struct {
 	warehouse, catalogName        string
 	tableName, runID, codeVersion string
 	props                         map[string]string // of the named catalog, for redaction
+	tableArg                      bool              // the table was given as an argument
 }
 
 // flags returns the command's flag set with the shared flags.
@@ -165,7 +166,8 @@ func (e *env) writeFlags(fs *flag.FlagSet) {
 // parse parses args: an optional TABLE first, then flags. -h prints the
 // usage to stdout; a bad flag is a usage error.
 func (e *env) parse(fs *flag.FlagSet, args []string) error {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && !strings.Contains(args[0], "=") {
+	if !e.tableArg && len(args) > 0 && !strings.HasPrefix(args[0], "-") && !strings.Contains(args[0], "=") {
+		e.tableArg = true
 		args = append([]string{"-table", args[0]}, args[1:]...)
 	}
 	if err := fs.Parse(args); err != nil {
@@ -176,6 +178,12 @@ func (e *env) parse(fs *flag.FlagSet, args []string) error {
 			return err
 		}
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	// The table after the flags: take it, and parse the flags after it.
+	if !e.tableArg && fs.NArg() > 0 && !strings.Contains(fs.Arg(0), "=") {
+		e.tableArg = true
+		e.tableName = fs.Arg(0)
+		return e.parse(fs, fs.Args()[1:])
 	}
 	return nil
 }

@@ -129,6 +129,14 @@ func TestBackfillNoticesCorrectedInput(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "3 keys: 1 written, 0 unchanged, 2 skipped")
 
+	// -keep-snapshots expires after a run that committed nothing, to exactly N.
+	code, out, errs = icerun(append(args, "-keep-snapshots", "1")...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "3 skipped")
+	code, out, errs = icerun("describe", "-warehouse", wh, "db.fact_orders")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "snapshots: 1\n")
+
 	code, _, errs = icerun("backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", filepath.Join(in, "missing"), "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-redo")
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "after 1 attempts", "a missing input folder is not retried")
