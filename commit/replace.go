@@ -59,6 +59,24 @@ type Request struct {
 	// Committed, when set, is called with the table state the commit
 	// produced (not after an Unchanged result or an outcome found by token).
 	Committed func(tbl *icetable.Table)
+	// Branch, when set, commits to that branch instead of main: each
+	// attempt plans on the branch's head ([OnBranch]), the snapshot's
+	// parent is the head, and the commit requires the branch ref, not
+	// main, to be where it was. A branch that does not exist yet is cut
+	// from main's current snapshot by the commit. Base is the table state
+	// as the catalog holds it, not a view.
+	Branch string
+
+	summaryExtra iceberg.Properties                            // more summary properties (a publish's)
+	landed       func(md icetable.Metadata) *icetable.Snapshot // finds the commit after an unknown outcome; nil: by Token on the branch
+}
+
+// ref is the branch req commits to.
+func (req *Request) ref() string {
+	if req.Branch == "" {
+		return icetable.MainBranch
+	}
+	return req.Branch
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
@@ -67,13 +85,6 @@ type Request struct {
 // On error the caller owns req's files: it removes them, except after an
 // *UnknownOutcomeError.
 func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, error) {
-	pol, err := req.Policy.withDefaults()
-	if err != nil {
-		return Result{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
-	defer cancel()
-
 	keys := make(map[partition.Key]bool, len(req.Parts))
 	res := Result{}
 	for _, p := range req.Parts {
@@ -83,6 +94,26 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 	}
 	slices.Sort(res.Partitions)
 	decided := make(map[string]Decision) // older-spec decisions, by path, kept across attempts
+	return req.run(ctx, cat, res, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
+		return req.attempt(ctx, cat, tbl, keys, decided, res)
+	})
+}
+
+// step plans and commits one attempt on tbl, the table as req.Branch sees
+// it, and returns the snapshot that holds the change (the current one
+// when unchanged). Errors raised before the catalog call are noRetry;
+// those of the catalog call are *catalogError.
+type step func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error)
+
+// run is the commit loop: load, plan and commit with try, classify the
+// outcome, back off and retry on conflicts (see the package documentation).
+func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, try step) (Result, error) {
+	pol, err := req.Policy.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
+	defer cancel()
 
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
@@ -99,7 +130,11 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 		if err := req.sameTable(tbl); err != nil {
 			return res, err
 		}
-		snap, err := req.attempt(ctx, cat, tbl, keys, decided, &res)
+		view, err := OnBranch(tbl, req.Branch)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", req.Op, err)
+		}
+		snap, err := try(ctx, view, &res)
 		if err == nil {
 			res.SnapshotID = snap
 			return res, nil
@@ -156,6 +191,8 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 	switch {
 	case req.TableUUID != "" && md.TableUUID().String() != req.TableUUID:
 		return fmt.Errorf("%s: %w: table was dropped and recreated", req.Op, ErrTableChanged)
+	case req.Spec == nil: // a publish or a ref change: planned on each attempt
+		return nil
 	case md.DefaultPartitionSpec() != req.Spec.ID():
 		return fmt.Errorf("%s: %w: partition spec is now %d, rows were written for %d", req.Op, ErrTableChanged, md.DefaultPartitionSpec(), req.Spec.ID())
 	case Supported(md) != nil:
@@ -232,7 +269,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			return 0, noRetry(err)
 		}
 	}
-	st, err := stage(ctx, tbl, del, add, req.summary(fps, files), setProps, p.entries)
+	st, err := stage(ctx, tbl, req.ref(), del, add, req.summary(fps, files), setProps, p.entries)
 	if err != nil {
 		return 0, noRetry(err)
 	}
@@ -273,7 +310,7 @@ func (req *Request) summary(fps, files []string) iceberg.Properties {
 		keys[i] = p.Key.String()
 		rows += p.Rows
 	}
-	return iceberg.Properties{
+	out := iceberg.Properties{
 		SummaryPartitions:            strings.Join(keys, ","),
 		SummaryRunID:                 req.Lineage.RunID,
 		SummaryCodeVersion:           req.Lineage.CodeVersion,
@@ -284,6 +321,10 @@ func (req *Request) summary(fps, files []string) iceberg.Properties {
 		SummaryPartitionFingerprints: strings.Join(fps, ","),
 		SummaryPartitionFiles:        strings.Join(files, ","),
 	}
+	for k, v := range req.summaryExtra {
+		out[k] = v
+	}
+	return out
 }
 
 // combine is the input fingerprint of several partitions: their sorted
@@ -307,7 +348,7 @@ func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cer
 	if err != nil {
 		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
 	}
-	if s := findToken(tbl.Metadata(), req.Token); s != nil {
+	if s := req.found(tbl); s != nil {
 		res.SnapshotID = s.SnapshotID
 		return nil
 	}
@@ -317,6 +358,19 @@ func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cer
 		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
 	}
 	return fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
+}
+
+// found returns the snapshot of req's commit in tbl, nil when the commit
+// is not there.
+func (req *Request) found(tbl *icetable.Table) *icetable.Snapshot {
+	if req.landed != nil {
+		return req.landed(tbl.Metadata())
+	}
+	view, err := OnBranch(tbl, req.Branch)
+	if err != nil {
+		return nil
+	}
+	return findToken(view.Metadata(), req.Token)
 }
 
 // noRetryError marks an error raised before the catalog was called: it is

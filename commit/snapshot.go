@@ -62,16 +62,16 @@ type producer struct {
 	read    map[string][]iceberg.ManifestEntry // live entries of manifests already read
 }
 
-// stage writes one snapshot of tbl that removes del (data files listed in
+// stage writes one snapshot of tbl, as branch ref sees it, that removes del (data files listed in
 // tbl's current snapshot) and adds add (data files of the current spec),
 // with summary properties props, and returns it with the catalog updates
 // and requirements that commit it (setProps set in the same commit). The
-// commit requires that main, the schema and the spec have not moved. On
+// commit requires that ref, the schema and the spec have not moved. On
 // error the files already written are removed.
 //
 // read holds live entries of manifests already read (by path), reused
 // instead of reading them again.
-func stage(ctx context.Context, tbl *icetable.Table, del, add []iceberg.DataFile, props, setProps iceberg.Properties, read map[string][]iceberg.ManifestEntry) (_ *staged, err error) {
+func stage(ctx context.Context, tbl *icetable.Table, ref string, del, add []iceberg.DataFile, props, setProps iceberg.Properties, read map[string][]iceberg.ManifestEntry) (_ *staged, err error) {
 	p, err := newProducer(ctx, tbl)
 	if err != nil {
 		return nil, err
@@ -104,19 +104,24 @@ func stage(ctx context.Context, tbl *icetable.Table, del, add []iceberg.DataFile
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var base *int64
-	if cur := p.md.CurrentSnapshot(); cur != nil {
-		base = &cur.SnapshotID
+	var base *int64 // ref's snapshot; nil when ref does not exist yet
+	switch r, ok := Ref(p.md, ref); {
+	case ref == icetable.MainBranch:
+		if cur := p.md.CurrentSnapshot(); cur != nil {
+			base = &cur.SnapshotID
+		}
+	case ok:
+		base = &r.SnapshotID
 	}
 	st := &staged{
 		snap: snap,
 		updates: []icetable.Update{
 			icetable.NewAddSnapshotUpdate(snap),
-			icetable.NewSetSnapshotRefUpdate(icetable.MainBranch, snap.SnapshotID, icetable.BranchRef, -1, -1, -1),
+			icetable.NewSetSnapshotRefUpdate(ref, snap.SnapshotID, icetable.BranchRef, -1, -1, -1),
 		},
 		reqs: []icetable.Requirement{
 			icetable.AssertTableUUID(p.md.TableUUID()),
-			icetable.AssertRefSnapshotID(icetable.MainBranch, base),
+			icetable.AssertRefSnapshotID(ref, base),
 			icetable.AssertCurrentSchemaID(p.md.CurrentSchema().ID),
 			icetable.AssertDefaultSpecID(p.md.DefaultPartitionSpec()),
 		},

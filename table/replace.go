@@ -53,7 +53,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if rows == nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, ErrNilInput)
 	}
-	tbl, err := w.refresh(ctx)
+	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -150,6 +150,7 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 		Policy:          w.cfg.policy,
 		TableProperties: mappingUpdate,
 		Committed:       w.setTable,
+		Branch:          w.cfg.branch,
 	}
 }
 
