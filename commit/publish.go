@@ -91,6 +91,7 @@ func Publish(ctx context.Context, cat catalog.Catalog, pr PublishRequest) (Resul
 // commits it.
 func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req *Request, tbl *icetable.Table, res *Result) (int64, error) {
 	*res = Result{Attempts: res.Attempts}
+	req.landed = nil                  // a fast-forward sets it
 	defer func() { req.Spec = nil }() // planned again on the next attempt's state
 	md := tbl.Metadata()
 	ref, ok := Ref(md, pr.Branch)
