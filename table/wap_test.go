@@ -365,3 +365,26 @@ func TestWithBranchBadName(t *testing.T) {
 		assert.ErrorIs(t, err, table.ErrBadBranch, "WithBranch(%q)", name)
 	}
 }
+
+func TestBranchUpsertMergesWithTheBranch(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, _ := ordersTable(t)
+	replaceDay(t, open(t, cat, ident), day0, 40)
+	mainScan := catalogtest.CanonicalScan(t, cat, ident)
+	w := open(t, cat, ident, table.WithBranch("audit"))
+	day := orderdata.Day(day0, 40)
+	for i := range 2 { // two corrections, one upsert each
+		o := day[i]
+		o.Amount += 1000
+		day[i] = o
+		res, err := w.Upsert(ctx, reader([]orderdata.Order{o}), "order_id")
+		require.NoError(t, err)
+		require.False(t, res.Unchanged)
+	}
+	want := open(t, cat, ident, table.WithBranch("want"))
+	replaceDay(t, want, day0, 0) // cut "want" from main, then fill it with both corrections
+	_, err := want.ReplacePartition(ctx, dayKey(t, want, day0), reader(day))
+	require.NoError(t, err)
+	assert.Equal(t, branchScan(t, cat, ident, "want"), branchScan(t, cat, ident, "audit"), "the second upsert merges with the branch's rows")
+	assert.Equal(t, mainScan, catalogtest.CanonicalScan(t, cat, ident))
+}
