@@ -402,8 +402,41 @@ func (p *producer) writeManifest(specID int32, entries []iceberg.ManifestEntry) 
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
+	if err != nil {
+		return nil, err
+	}
 
-	return mf, err
+	return p.summarised(mf, entries), nil
+}
+
+// summarised is mf, a manifest just written with entries, with the
+// partition field summaries the spec defines ([partition.Spec.Summaries]).
+// iceberg-go v0.7.0 writes a null lower bound for an empty string (Java
+// readers then skip every partition of the manifest in filtered scans),
+// and orders -0.0 and +0.0 as equal. mf is kept as it is when its spec
+// cannot be compiled against the current schema.
+func (p *producer) summarised(mf iceberg.ManifestFile, entries []iceberg.ManifestEntry) iceberg.ManifestFile {
+	s := p.spec(mf.PartitionSpecID())
+	if s == nil {
+		return mf
+	}
+	parts := make([]map[int]any, len(entries))
+	for i, e := range entries {
+		parts[i] = e.DataFile().Partition()
+	}
+	sums, err := s.Summaries(parts)
+	if err != nil {
+		return mf
+	}
+
+	return iceberg.NewManifestFile(mf.Version(), mf.FilePath(), mf.Length(), mf.PartitionSpecID(), mf.SnapshotID()).
+		SequenceNum(mf.SequenceNum(), mf.MinSequenceNum()).
+		Content(mf.ManifestContent()).
+		AddedFiles(mf.AddedDataFiles()).ExistingFiles(mf.ExistingDataFiles()).DeletedFiles(mf.DeletedDataFiles()).
+		AddedRows(mf.AddedRows()).ExistingRows(mf.ExistingRows()).DeletedRows(mf.DeletedRows()).
+		Partitions(sums).
+		KeyMetadata(mf.KeyMetadata()).
+		Build()
 }
 
 // create creates path, recording it first so that a partial file is

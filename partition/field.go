@@ -3,10 +3,12 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 )
 
@@ -179,7 +181,14 @@ func (f *field) parse(raw string) (any, error) {
 	if s == "" && f.vt.kind != kindString && f.vt.kind != kindBinary {
 		return nil, errors.New("missing value")
 	}
-	v, err := parseValue(f.vt, s)
+	vt := f.vt
+	if f.tk == transformTruncate && vt.kind == kindDecimal {
+		// Truncating a negative value can add a digit: truncate[100] of
+		// decimal(9,2) -9999999.99 is -10000000.00. Java and iceberg-go
+		// keep such a result; truncated checks its range.
+		vt.prec = maxDecimalDigits
+	}
+	v, err := parseValue(vt, s)
 	if err != nil {
 		return nil, err
 	}
@@ -197,20 +206,35 @@ func (f *field) parse(raw string) (any, error) {
 	return v, nil
 }
 
-// truncated reports whether v is its own truncation to f.width.
+// truncated reports whether v is the truncation to f.width of some value
+// of the source type. That is v itself when v is a multiple of the width,
+// with two exceptions that follow the spec's formula as Java and iceberg-go
+// compute it: an int or long truncation of a value near the minimum
+// overflows and wraps (truncate[10] of int -2147483648 is 2147483646), and
+// a decimal truncation of a value near -10^P has P+1 digits.
 func (f *field) truncated(v any) bool {
 	w := int64(f.width)
 	switch v := v.(type) {
 	case int32:
-		return int64(v)%w == 0
+		return int64(v)%w == 0 || v == f.apply(int32(math.MinInt32))
 	case int64:
-		return v%w == 0
+		return v%w == 0 || v == f.apply(int64(math.MinInt64))
 	case string:
 		return utf8.RuneCountInString(v) <= f.width
 	case []byte:
 		return len(v) <= f.width
 	case iceberg.Decimal:
-		return new(big.Int).Rem(v.Val.BigInt(), big.NewInt(w)).Sign() == 0
+		u := v.Val.BigInt()
+		if new(big.Int).Rem(u, big.NewInt(w)).Sign() != 0 {
+			return false
+		}
+		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(f.vt.prec)), nil) // 10^P
+		if u.CmpAbs(limit) < 0 {
+			return true
+		}
+		// The least truncation: that of the least value, -(10^P - 1).
+		least := f.apply(iceberg.Decimal{Val: decimal128.FromBigInt(limit.Sub(big.NewInt(1), limit)), Scale: f.vt.scale}).(iceberg.Decimal)
+		return u.Sign() < 0 && u.Cmp(least.Val.BigInt()) >= 0
 	}
 
 	return false

@@ -2,9 +2,11 @@ package partition
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 )
 
@@ -91,6 +93,14 @@ var goodKeys = []struct{ field, in, want string }{
 	{"l_trunc", "l_trunc=123000", ""},
 	{"dec_trunc", "dec_trunc=12.00", ""},
 	{"dec_trunc", "dec_trunc=-1.00", ""},
+	// Truncations that Java and iceberg-go produce at the edges of the
+	// source type: decimal(9,2) -9999999.99 truncates to ten digits, and
+	// int and long truncation of the minimum wraps.
+	{"dec_trunc", "dec_trunc=-10000000.00", ""},
+	{"dec_trunc", "dec_trunc=9999999.00", ""},
+	{"i_trunc", "i_trunc=2147483646", ""},
+	{"i_trunc", "i_trunc=-2147483640", ""},
+	{"l_trunc", "l_trunc=9223372036854775616", ""},
 	{"s_trunc", "s_trunc=ab", ""},
 	{"s_trunc", "s_trunc=%C3%A9t%C3%A9", ""},
 	{"bin_trunc", "bin_trunc=ff00", ""},
@@ -200,6 +210,11 @@ var badKeys = []struct{ field, in, want string }{
 	{"i_trunc", "i_trunc=5", `int "5" is not truncated to width 10`},
 	{"l_trunc", "l_trunc=-1", `not truncated`},
 	{"dec_trunc", "dec_trunc=12.01", `not truncated`},
+	{"dec_trunc", "dec_trunc=-10000001.00", `not truncated`},
+	{"dec_trunc", "dec_trunc=-10000100.00", `not truncated`},
+	{"dec_trunc", "dec_trunc=10000000.00", `not truncated`},
+	{"i_trunc", "i_trunc=2147483636", `not truncated`},
+	{"l_trunc", "l_trunc=9223372036854775606", `not truncated`},
 	{"s_trunc", "s_trunc=abcd", `string "abcd" is not truncated to width 3`},
 	{"bin_trunc", "bin_trunc=aabbcc", `not truncated`},
 	{"v", "v=1", `void value must be null, got "1"`},
@@ -330,5 +345,40 @@ func TestNewSpecErrors(t *testing.T) {
 	}
 	if k, err := s.Parse("gone=null"); err != nil || k.String() != "gone=null" {
 		t.Errorf("Parse(gone=null) = %q, %v", k, err)
+	}
+}
+
+// The truncation of every edge value of the source type is a key: what
+// Java and iceberg-go compute for a row (the wrapped int and long
+// minimum, a decimal one digit longer than its precision) parses, and
+// reads back from its partition value.
+func TestTruncateEdgeValues(t *testing.T) {
+	dec := func(unscaled int64) iceberg.Decimal {
+		return iceberg.Decimal{Val: decimal128.FromI64(unscaled), Scale: 2}
+	}
+	for _, tc := range []struct {
+		field string
+		src   any
+		want  string
+	}{
+		{"i_trunc", int32(math.MinInt32), "i_trunc=2147483646"},
+		{"i_trunc", int32(math.MinInt32 + 8), "i_trunc=-2147483640"},
+		{"i_trunc", int32(math.MaxInt32), "i_trunc=2147483640"},
+		{"l_trunc", int64(math.MinInt64), "l_trunc=9223372036854775616"},
+		{"l_trunc", int64(math.MaxInt64), "l_trunc=9223372036854775000"},
+		{"dec_trunc", dec(-999999999), "dec_trunc=-10000000.00"},
+		{"dec_trunc", dec(-999999901), "dec_trunc=-10000000.00"},
+		{"dec_trunc", dec(-999999900), "dec_trunc=-9999999.00"},
+		{"dec_trunc", dec(999999999), "dec_trunc=9999999.00"},
+	} {
+		s := fieldSpec(t, tc.field)
+		v := s.fields[0].apply(tc.src)
+		k, err := s.KeyFromValues(map[int]any{1000: v})
+		if err != nil || k.String() != tc.want {
+			t.Errorf("%s of %v: KeyFromValues(%v) = %q, %v, want %q", tc.field, tc.src, v, k, err, tc.want)
+		}
+		if k2, err := s.Parse(tc.want); err != nil || k2 != k {
+			t.Errorf("Parse(%q) = %q, %v, want %q", tc.want, k2, err, k)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 
@@ -230,4 +231,138 @@ func compareTuples(a, b []any, ta, tb string) int {
 	}
 
 	return 0
+}
+
+// Summaries returns the partition field summaries of a manifest of spec s
+// that lists files with partition values parts (keyed by partition field
+// id, as iceberg.DataFile.Partition gives them), in spec field order, as
+// the spec's field_summary defines them and Java writes them:
+// contains_null and contains_nan (set for every type) say whether a null
+// and a NaN are there; the bounds are the least and greatest other value
+// in Iceberg's order, where -0.0 is below +0.0, so that a -0.0 never has
+// +0.0 as its lower bound nor a +0.0 -0.0 as its upper bound; NaN is never
+// a bound. A bound of an empty string or byte string is zero-length bytes,
+// never null: Java reads a null lower bound as "no value can match".
+//
+// It fails when a value cannot be converted to its field's type.
+func (s *Spec) Summaries(parts []map[int]any) ([]iceberg.FieldSummary, error) {
+	out := make([]iceberg.FieldSummary, len(s.fields))
+	for i := range s.fields {
+		f := &s.fields[i]
+		var lo, hi any
+		nan := false
+		for _, part := range parts {
+			v := part[f.id]
+			if v == nil || f.tk == transformVoid {
+				out[i].ContainsNull = true
+				continue
+			}
+			v, err := convertValue(f.vt, v)
+			if err != nil {
+				return nil, fmt.Errorf("partition: spec %d: field %s: %w", s.id, f.name, err)
+			}
+			if isNaN(v) {
+				nan = true
+				continue
+			}
+			if lo == nil {
+				lo, hi = v, v
+				continue
+			}
+			cLo, okLo := boundOrder(v, lo)
+			cHi, okHi := boundOrder(v, hi)
+			if !okLo || !okHi {
+				return nil, fmt.Errorf("partition: spec %d: field %s: cannot order %v", s.id, f.name, v)
+			}
+			if cLo < 0 {
+				lo = v
+			}
+			if cHi > 0 {
+				hi = v
+			}
+		}
+		out[i].ContainsNaN = &nan
+		if lo == nil {
+			continue
+		}
+		lb, err := boundBytes(lo)
+		if err != nil {
+			return nil, fmt.Errorf("partition: spec %d: field %s: %w", s.id, f.name, err)
+		}
+		ub, err := boundBytes(hi)
+		if err != nil {
+			return nil, fmt.Errorf("partition: spec %d: field %s: %w", s.id, f.name, err)
+		}
+		out[i].LowerBound, out[i].UpperBound = &lb, &ub
+	}
+
+	return out, nil
+}
+
+// boundOrder is compareValues with -0.0 ordered below +0.0, as Java's
+// Float.compare and Double.compare order them.
+func boundOrder(a, b any) (int, bool) {
+	c, ok := compareValues(a, b)
+	if !ok || c != 0 {
+		return c, ok
+	}
+	switch a := a.(type) {
+	case float32:
+		return cmp.Compare(boolInt(!math.Signbit(float64(a))), boolInt(!math.Signbit(float64(b.(float32))))), true
+	case float64:
+		return cmp.Compare(boolInt(!math.Signbit(a)), boolInt(!math.Signbit(b.(float64)))), true
+	}
+
+	return 0, true
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+
+	return 0
+}
+
+// boundBytes is Iceberg's single-value serialisation of v, a value in
+// convertValue's Go form: a fresh slice, zero-length (not nil) for an
+// empty string or byte string.
+func boundBytes(v any) ([]byte, error) {
+	var lit iceberg.Literal
+	switch v := v.(type) {
+	case bool:
+		lit = iceberg.NewLiteral(v)
+	case int32:
+		lit = iceberg.NewLiteral(v)
+	case int64:
+		lit = iceberg.NewLiteral(v)
+	case float32:
+		lit = iceberg.NewLiteral(v)
+	case float64:
+		lit = iceberg.NewLiteral(v)
+	case iceberg.Decimal:
+		lit = iceberg.NewLiteral(v)
+	case iceberg.Date:
+		lit = iceberg.NewLiteral(v)
+	case iceberg.Time:
+		lit = iceberg.NewLiteral(v)
+	case iceberg.Timestamp:
+		lit = iceberg.NewLiteral(v)
+	case iceberg.TimestampNano:
+		lit = iceberg.NewLiteral(v)
+	case string:
+		lit = iceberg.NewLiteral(v)
+	case uuid.UUID:
+		lit = iceberg.NewLiteral(v)
+	case []byte:
+		lit = iceberg.NewLiteral(v)
+	default:
+		return nil, fmt.Errorf("no bound serialisation for %T", v)
+	}
+	b, err := lit.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+
+	return append(make([]byte, 0, len(b)), b...), nil
 }

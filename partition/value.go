@@ -194,6 +194,9 @@ func parseValue(vt valueType, s string) (any, error) {
 	return nil, bad()
 }
 
+// maxDecimalDigits is the largest decimal precision Iceberg allows.
+const maxDecimalDigits = 38
+
 // parseDecimal parses [-]digits[.S digits] with exactly vt.scale fraction digits.
 func parseDecimal(vt valueType, s string) (iceberg.Decimal, bool) {
 	neg := strings.HasPrefix(s, "-")

@@ -73,7 +73,31 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 // file returns f, written by the unpartitioned view, as a data file of the
 // table's spec in the key's partition.
 func (k *keyedWrite) file(f iceberg.DataFile) (iceberg.DataFile, error) {
-	b, err := iceberg.NewDataFileBuilder(k.spec, f.ContentType(), f.FilePath(), f.FileFormat(), k.values, nil, nil, f.Count(), f.FileSizeBytes())
+	return withPartition(k.spec, f, k.values)
+}
+
+// canonicalFile returns f, a data file of spec ps (compiled as spec), with
+// the partition values of its key: the values iceberg-go's writer gives a
+// file are the first row's as Arrow hands them out, and an empty binary
+// value of an Arrow array without a value buffer is []byte(nil), which
+// the manifest would record as null. The key's values are what the keyed
+// write and every other path record.
+func canonicalFile(ps iceberg.PartitionSpec, spec *partition.Spec, f iceberg.DataFile) (iceberg.DataFile, error) {
+	key, err := spec.KeyFromValues(f.Partition())
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
+	}
+	values, err := spec.Values(key)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
+	}
+	return withPartition(ps, f, values)
+}
+
+// withPartition returns f as a data file of spec ps with partition values
+// values (by partition field id), everything else kept.
+func withPartition(ps iceberg.PartitionSpec, f iceberg.DataFile, values map[int]any) (iceberg.DataFile, error) {
+	b, err := iceberg.NewDataFileBuilder(ps, f.ContentType(), f.FilePath(), f.FileFormat(), values, nil, nil, f.Count(), f.FileSizeBytes())
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
 	}

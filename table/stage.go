@@ -36,9 +36,14 @@ type stager struct {
 	splitRows  int64
 	maxWriters int
 	keyed      *keyedWrite // nil unless every row is in one known partition
-	streams    []*stream
-	rows       int64
-	finished   bool
+	// spec is tbl's partition spec, compiled (nil when iceberg-go's writer
+	// does not partition: no fields, or only void ones); specErr is why it
+	// could not be compiled.
+	spec     *partition.Spec
+	specErr  error
+	streams  []*stream
+	rows     int64
+	finished bool
 
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -55,7 +60,25 @@ type stream struct {
 
 func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg config) *stager {
 	ctx, cancel := context.WithCancelCause(ctx)
-	return &stager{ctx: ctx, cancel: cancel, tbl: tbl, schema: sc, splitRows: cfg.splitRows, maxWriters: cfg.maxWriters}
+	s := &stager{ctx: ctx, cancel: cancel, tbl: tbl, schema: sc, splitRows: cfg.splitRows, maxWriters: cfg.maxWriters}
+	if !tbl.Spec().IsUnpartitioned() {
+		s.spec, s.specErr = partition.NewSpec(tbl.Spec(), tbl.Schema())
+	}
+	return s
+}
+
+// file is f, as a writer returned it, with the partition values it is
+// committed with: the key's (see keyedWrite and canonicalFile).
+func (s *stager) file(f iceberg.DataFile) (iceberg.DataFile, error) {
+	switch {
+	case s.keyed != nil:
+		return s.keyed.file(f)
+	case s.specErr != nil:
+		return nil, s.specErr
+	case s.spec == nil:
+		return f, nil
+	}
+	return canonicalFile(s.tbl.Spec(), s.spec, f)
 }
 
 // writeOnly declares that every row added is in partition key of spec
@@ -71,13 +94,18 @@ func (s *stager) writeOnly(spec *partition.Spec, key partition.Key) error {
 }
 
 // add hands rec to the least loaded writer, starting a new writer when all
-// running ones have had splitRows rows.
+// running ones have had splitRows rows. A batch without rows is dropped:
+// iceberg-go would write a data file of 0 records for it.
 //
 // The k-th of n writers is kept k/n of a row group (or of splitRows, when
 // smaller) behind the first, so that their row groups fill and flush in
 // turn: an encoder buffers its whole row group, and writers kept in step
 // would all hold a full one at the same moment, the write's peak memory.
 func (s *stager) add(rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		rec.Release()
+		return nil
+	}
 	if len(s.streams) == 0 || (len(s.streams) < s.maxWriters && s.rows >= s.splitRows*int64(len(s.streams))) {
 		s.start()
 	}
@@ -113,10 +141,12 @@ func (s *stager) start() {
 		}
 		files := icetable.WriteRecords(s.ctx, tbl, s.schema, drain(st.ch), opts...)
 		for f, err := range files {
-			if f != nil && s.keyed != nil {
-				var kerr error
-				if f, kerr = s.keyed.file(f); kerr != nil && err == nil {
-					err = kerr
+			if f != nil {
+				// On an error f stays as written, listed for removal.
+				if g, ferr := s.file(f); ferr != nil && err == nil {
+					err = ferr
+				} else if ferr == nil {
+					f = g
 				}
 			}
 			s.mu.Lock()
