@@ -38,9 +38,7 @@
 //     the late table (publish it too); quarantined input goes to the
 //     quarantine table's main.
 //   - Publishing re-plans icerun's writes only: snapshots other engines
-//     committed to the branch are published by a fast-forward only. A
-//     re-planned publish of partitions that main holds in files of an
-//     older partition spec is refused ([commit.ErrUnsupported]).
+//     committed to the branch are published by a fast-forward only.
 //   - Importing the package registers, process-wide, a zstd codec for
 //     Parquet pages with arrow-go. It writes the same bytes as arrow-go's
 //     own codec, with encoders sized to the page, and it leaves in place a

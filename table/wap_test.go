@@ -4,9 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
@@ -387,4 +389,48 @@ func TestBranchUpsertMergesWithTheBranch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, branchScan(t, cat, ident, "want"), branchScan(t, cat, ident, "audit"), "the second upsert merges with the branch's rows")
 	assert.Equal(t, mainScan, catalogtest.CanonicalScan(t, cat, ident))
+}
+
+// A branch replaces a day of a table whose main still holds month files
+// of an older spec; main moves meanwhile: the publish removes the day's
+// rows from main's month file and keeps the month's other days.
+func TestPublishReplansOverOlderSpecFiles(t *testing.T) {
+	ctx := context.Background()
+	aug3 := time.Date(2026, 8, 3, 0, 0, 0, 0, time.UTC)
+	fresh := orderdata.Day(day0, 3)
+	for i := range fresh {
+		fresh[i].Amount = 999_999
+	}
+	build := func(t *testing.T) (catalog.Catalog, icetable.Identifier) {
+		cat, _ := catalogtest.New(t)
+		monthly := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{5}, FieldID: 1000, Name: "event_month", Transform: iceberg.MonthTransform{}})
+		ident := catalogtest.CreateTable(t, cat, "orders", orderdata.Schema, monthly, nil)
+		w := open(t, cat, ident)
+		var july []orderdata.Order
+		for d := 1; d <= 31; d++ {
+			july = append(july, orderdata.Day(time.Date(2026, 7, d, 0, 0, 0, 0, time.UTC), 10)...)
+		}
+		_, err := w.ReplacePartition(ctx, key(t, w, "event_month=2026-07"), reader(july))
+		require.NoError(t, err)
+		evolveSpec(t, cat, ident, "event_month", "event_ts", iceberg.DayTransform{}, "event_day")
+		return cat, ident
+	}
+	replace := func(t *testing.T, w *table.Writer, k string, orders []orderdata.Order) {
+		_, err := w.ReplacePartition(ctx, key(t, w, k), reader(orders))
+		require.NoError(t, err)
+	}
+
+	refCat, refIdent := build(t) // the same writes, straight to main
+	ref := open(t, refCat, refIdent)
+	replace(t, ref, "event_day=2026-07-14", fresh)
+	replace(t, ref, "event_day=2026-08-03", orderdata.Day(aug3, 4))
+
+	cat, ident := build(t)
+	bw, mw := open(t, cat, ident, table.WithBranch("audit")), open(t, cat, ident)
+	replace(t, bw, "event_day=2026-07-14", fresh)
+	replace(t, mw, "event_day=2026-08-03", orderdata.Day(aug3, 4)) // main moves
+	res, err := mw.Publish(ctx, "audit")
+	require.NoError(t, err)
+	assert.Equal(t, int64(10), res.DeletedRows, "the 14th's 10 rows in main's month file")
+	assert.Equal(t, string(catalogtest.CanonicalScan(t, refCat, refIdent)), string(catalogtest.CanonicalScan(t, cat, ident)))
 }
