@@ -57,6 +57,15 @@ type PublishRequest struct {
 	// Committed, when set, is called with the table state the commit
 	// produced.
 	Committed func(tbl *icetable.Table)
+	// OldSpec, when set, returns what decides the fate of main's data
+	// files of older partition specs that may hold rows of the published
+	// parts (see [Request].OldSpec). It is called again when an attempt
+	// publishes other parts than the one before. Nil fails a publish that
+	// meets such files with [ErrUnsupported].
+	OldSpec func(spec *partition.Spec, parts []Part) OldSpecFunc
+
+	decided map[string]Decision // OldSpec's decisions, by path, for the parts of sig
+	sig     string              // the spec and keys decided was made for
 }
 
 // Publish makes main hold what the branch's icerun writes made of their
@@ -80,7 +89,11 @@ type PublishRequest struct {
 //     unless Force.
 //
 // Conflicts with concurrent commits are retried like [Replace]'s.
+//
+// On error, the files OldSpec wrote are the caller's to remove, except
+// after an *UnknownOutcomeError.
 func Publish(ctx context.Context, cat catalog.Catalog, pr PublishRequest) (Result, error) {
+	pr.decided, pr.sig = nil, ""
 	req := &Request{Op: pr.Op, Ident: pr.Ident, Token: pr.Token, Policy: pr.Policy, Committed: pr.Committed}
 	return req.run(ctx, cat, Result{}, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
 		return pr.attempt(ctx, cat, req, tbl, res)
@@ -132,9 +145,8 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 	if err != nil {
 		return 0, noRetry(err)
 	}
-	if len(onBranch.old) > 0 {
-		return 0, noRetry(fmt.Errorf("%w: branch %s holds files of older partition specs in the published partitions", ErrUnsupported, pr.Branch))
-	}
+	// Older-spec files the branch still lists hold no row of the keys:
+	// the branch's icerun writes deleted or rewrote those that did.
 	if !pr.Force {
 		if err := pr.conflicts(ctx, tbl, spec, keys, pl.base); err != nil {
 			return 0, err
@@ -153,7 +165,13 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 		res.AddedRows += rows
 	}
 	slices.SortFunc(req.Parts, func(a, b Part) int { return strings.Compare(a.Key.String(), b.Key.String()) })
-	return req.attempt(ctx, cat, tbl, keys, map[string]Decision{}, res)
+	if sig := strconv.Itoa(spec.ID()) + ":" + strings.Join(res.Partitions, ","); sig != pr.sig || pr.decided == nil {
+		pr.sig, pr.decided, req.OldSpec = sig, map[string]Decision{}, nil
+		if pr.OldSpec != nil {
+			req.OldSpec = pr.OldSpec(spec, req.Parts)
+		}
+	}
+	return req.attempt(ctx, cat, tbl, keys, pr.decided, res)
 }
 
 // conflicts fails with a *PublishConflictError when main replaced one of

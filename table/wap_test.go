@@ -406,11 +406,7 @@ func TestPublishReplansOverOlderSpecFiles(t *testing.T) {
 		monthly := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{5}, FieldID: 1000, Name: "event_month", Transform: iceberg.MonthTransform{}})
 		ident := catalogtest.CreateTable(t, cat, "orders", orderdata.Schema, monthly, nil)
 		w := open(t, cat, ident)
-		var july []orderdata.Order
-		for d := 1; d <= 31; d++ {
-			july = append(july, orderdata.Day(time.Date(2026, 7, d, 0, 0, 0, 0, time.UTC), 10)...)
-		}
-		_, err := w.ReplacePartition(ctx, key(t, w, "event_month=2026-07"), reader(july))
+		_, err := w.ReplacePartition(ctx, key(t, w, "event_month=2026-07"), reader(july()))
 		require.NoError(t, err)
 		evolveSpec(t, cat, ident, "event_month", "event_ts", iceberg.DayTransform{}, "event_day")
 		return cat, ident
