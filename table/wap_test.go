@@ -2,6 +2,7 @@ package table_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -430,3 +431,26 @@ func TestPublishReplansOverOlderSpecFiles(t *testing.T) {
 	assert.Equal(t, int64(10), res.DeletedRows, "the 14th's 10 rows in main's month file")
 	assert.Equal(t, string(catalogtest.CanonicalScan(t, refCat, refIdent)), string(catalogtest.CanonicalScan(t, cat, ident)))
 }
+
+func TestPublishFormatVersions(t *testing.T) {
+	ctx := context.Background()
+	day1 := day0.AddDate(0, 0, 1)
+	for _, v := range []int{1, 2} {
+		t.Run("v"+strconv.Itoa(v), func(t *testing.T) {
+			cat, _ := catalogtest.New(t)
+			ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{"format-version": strconv.Itoa(v)})
+			mw := open(t, cat, ident)
+			replaceDay(t, mw, day0, 40)
+			bw := open(t, cat, ident, table.WithBranch("audit"))
+			replaceDay(t, bw, day0, 10)
+			replaceDay(t, mw, day1, 20) // main moves
+			_, err := mw.Publish(ctx, "audit")
+			require.NoError(t, err)
+			assert.Equal(t, 30, strings.Count(string(catalogtest.CanonicalScan(t, cat, ident)), "\n"))
+			tbl, err := cat.LoadTable(ctx, ident)
+			require.NoError(t, err)
+			require.Equal(t, v, tbl.Metadata().Version())
+		})
+	}
+}
+
