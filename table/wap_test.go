@@ -453,4 +453,3 @@ func TestPublishFormatVersions(t *testing.T) {
 		})
 	}
 }
-
