@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -452,4 +453,70 @@ func TestPublishFormatVersions(t *testing.T) {
 			require.Equal(t, v, tbl.Metadata().Version())
 		})
 	}
+}
+
+func TestPublishWhileMainMoves(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, _ := ordersTable(t)
+	replaceDay(t, open(t, cat, ident), day0, 40)
+	bw := open(t, cat, ident, table.WithBranch("audit"))
+	replaceDay(t, bw, day0, 10)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	wg.Add(2)
+	go func() { // another process keeps writing other days to main
+		defer wg.Done()
+		w, err := table.Open(ctx, cat, ident)
+		if err != nil {
+			errs <- err
+			return
+		}
+		for d := 1; d <= 6; d++ {
+			day := day0.AddDate(0, 0, d)
+			k, err := w.Key("event_date=" + day.Format(time.DateOnly))
+			if err == nil {
+				_, err = w.ReplacePartition(ctx, k, reader(orderdata.Day(day, 5)))
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	results := make([]commit.Result, 2)
+	go func() { // two publishers of the same branch
+		defer wg.Done()
+		var inner sync.WaitGroup
+		for i := range results {
+			inner.Add(1)
+			go func() {
+				defer inner.Done()
+				w, err := table.Open(ctx, cat, ident)
+				if err == nil {
+					results[i], err = w.Publish(ctx, "audit")
+				}
+				if err != nil {
+					errs <- err
+				}
+			}()
+		}
+		inner.Wait()
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	published := 0
+	for _, r := range results {
+		if !r.Unchanged {
+			published++
+		}
+	}
+	assert.Equal(t, 1, published, "one publisher publishes, the other finds it done: %+v", results)
+	assert.Equal(t, 10+6*5, strings.Count(string(catalogtest.CanonicalScan(t, cat, ident)), "\n"))
+	rows, err := bw.ReadBranch(ctx, icetable.MainBranch, dayKey(t, bw, day0))
+	require.NoError(t, err)
+	assert.Equal(t, int64(10), rowsOf(t, rows), "main holds the branch's day")
 }
