@@ -33,17 +33,29 @@
 //     reloads the table and looks for this call's commit token in the
 //     snapshot summaries. Found: the commit landed, and the call succeeds.
 //     Not found: the catalog did not apply it (SQL catalog commits are
-//     synchronous), and the error is returned. When the table cannot be
+//     synchronous); the attempt's manifests and the metadata file the
+//     catalog wrote for it (found by the commit token) are removed, and the
+//     error is returned, wrapping the context's cause when it ended. When the table cannot be
 //     reloaded, or a REST catalog answered "commit state unknown" (it may
 //     still apply the commit), the call fails with an
 //     [*UnknownOutcomeError] and the caller must not delete the new files:
 //     the table may reference them.
 //
+// Older-spec files are decided once per call ([Request].OldSpec) and the
+// decisions kept across attempts; the rewrites they made belong to the
+// call, and those the table does not reference when [Replace] returns
+// (made by an attempt that lost a race, or by a call that failed) are
+// removed.
+//
 // iceberg-go's own commit retries (table property commit.retry.num-retries)
 // are not involved: the loop calls the catalog itself.
 //
 // Every snapshot carries the lineage properties in [Lineage] (see the
-// Summary* constants), readable by any Iceberg engine.
+// Summary* constants), readable by any Iceberg engine, and the standard
+// summary Java Iceberg writes for the same change ([Kind]: operation,
+// added/deleted counts, changed-partition-count, manifest counts, totals).
+// Manifest-list partition summaries follow the spec's field_summary rules
+// ([partition.Spec.Summaries]), not iceberg-go v0.7.0's.
 //
 // # Branches (write-audit-publish)
 //

@@ -27,16 +27,14 @@ type OldSpecFunc func(ctx context.Context, tbl *icetable.Table, f iceberg.DataFi
 type plan struct {
 	current map[partition.Key][]iceberg.DataFile // current-spec files, by key
 	old     []iceberg.DataFile                   // older-spec files that may hold rows of the keys
-	// entries are the live entries of the manifests read to plan, by
-	// manifest path, for the snapshot writer to reuse.
-	entries map[string][]iceberg.ManifestEntry
 }
 
 // planFiles finds the live data files of the keys in tbl's current
 // snapshot, and only those: current-spec files are matched exactly by
-// partition tuple.
-func planFiles(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys map[partition.Key]bool) (plan, error) {
-	p := plan{current: make(map[partition.Key][]iceberg.DataFile), entries: make(map[string][]iceberg.ManifestEntry)}
+// partition tuple. Manifests already in cache (nil: none) are not read
+// again.
+func planFiles(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys map[partition.Key]bool, cache *manifestCache) (plan, error) {
+	p := plan{current: make(map[partition.Key][]iceberg.DataFile)}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
 		return p, nil
@@ -45,7 +43,7 @@ func planFiles(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k
 	if err != nil {
 		return p, err
 	}
-	manifests, err := snap.Manifests(fsys)
+	manifests, err := cache.manifests(fsys, snap)
 	if err != nil {
 		return p, fmt.Errorf("plan: %w", err)
 	}
@@ -59,11 +57,10 @@ func planFiles(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k
 		if !mf.HasAddedFiles() && !mf.HasExistingFiles() || !mayList(spec, mf, list) {
 			continue
 		}
-		entries, err := mf.FetchEntries(fsys, true)
+		entries, err := cache.live(fsys, mf)
 		if err != nil {
 			return p, fmt.Errorf("plan: %w", err)
 		}
-		p.entries[mf.FilePath()] = entries
 		for _, e := range entries {
 			f := e.DataFile()
 			k, err := spec.KeyFromValues(f.Partition())
@@ -145,6 +142,6 @@ func Precheck(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, ke
 	for _, k := range keys {
 		set[k] = true
 	}
-	_, err := planFiles(ctx, tbl, spec, set)
+	_, err := planFiles(ctx, tbl, spec, set, nil)
 	return err
 }

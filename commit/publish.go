@@ -64,8 +64,9 @@ type PublishRequest struct {
 	// meets such files with [ErrUnsupported].
 	OldSpec func(spec *partition.Spec, parts []Part) OldSpecFunc
 
-	decided map[string]Decision // OldSpec's decisions, by path, for the parts of sig
-	sig     string              // the spec and keys decided was made for
+	decided *decisions     // OldSpec's decisions for the parts of sig
+	sig     string         // the spec and keys decided was made for
+	cache   *manifestCache // manifests read, kept across attempts
 }
 
 // Publish makes main hold what the branch's icerun writes made of their
@@ -90,12 +91,15 @@ type PublishRequest struct {
 //
 // Conflicts with concurrent commits are retried like [Replace]'s.
 //
-// On error, the files OldSpec wrote are the caller's to remove, except
-// after an *UnknownOutcomeError.
-func Publish(ctx context.Context, cat catalog.Catalog, pr PublishRequest) (Result, error) {
-	pr.decided, pr.sig = nil, ""
+// The rewrites of older-spec decisions (OldSpec) belong to Publish, as to
+// [Replace]: those the table does not reference when it returns are
+// removed.
+func Publish(ctx context.Context, cat catalog.Catalog, pr PublishRequest) (res Result, err error) {
+	pr.decided, pr.sig, pr.cache = newDecisions(), "", newManifestCache()
+	var last *icetable.Table
+	defer func() { pr.decided.release(ctx, last, err) }()
 	req := &Request{Op: pr.Op, Ident: pr.Ident, Token: pr.Token, Policy: pr.Policy, Committed: pr.Committed}
-	return req.run(ctx, cat, Result{}, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
+	return req.run(ctx, cat, Result{}, &last, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
 		return pr.attempt(ctx, cat, req, tbl, res)
 	})
 }
@@ -141,7 +145,7 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 		}
 		keys[pk] = true
 	}
-	onBranch, err := planFiles(ctx, view, spec, keys)
+	onBranch, err := planFiles(ctx, view, spec, keys, pr.cache)
 	if err != nil {
 		return 0, noRetry(err)
 	}
@@ -165,19 +169,22 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 		res.AddedRows += rows
 	}
 	slices.SortFunc(req.Parts, func(a, b Part) int { return strings.Compare(a.Key.String(), b.Key.String()) })
-	if sig := strconv.Itoa(spec.ID()) + ":" + strings.Join(res.Partitions, ","); sig != pr.sig || pr.decided == nil {
-		pr.sig, pr.decided, req.OldSpec = sig, map[string]Decision{}, nil
+	if sig := strconv.Itoa(spec.ID()) + ":" + strings.Join(res.Partitions, ","); sig != pr.sig {
+		// Other parts than the previous attempt's: its decisions and
+		// rewrites do not hold for these.
+		_ = pr.decided.removeUnused(context.WithoutCancel(ctx), tbl, false)
+		pr.sig, pr.decided, req.OldSpec = sig, newDecisions(), nil
 		if pr.OldSpec != nil {
 			req.OldSpec = pr.OldSpec(spec, req.Parts)
 		}
 	}
-	return req.attempt(ctx, cat, tbl, keys, pr.decided, res)
+	return req.attempt(ctx, cat, tbl, keys, pr.decided, pr.cache, res)
 }
 
 // conflicts fails with a *PublishConflictError when main replaced one of
 // keys after base: the partition's files on main now differ from base's.
 func (pr *PublishRequest) conflicts(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys map[partition.Key]bool, base *icetable.Snapshot) error {
-	now, err := planFiles(ctx, tbl, spec, keys)
+	now, err := planFiles(ctx, tbl, spec, keys, pr.cache)
 	if err != nil {
 		return noRetry(err)
 	}
@@ -187,7 +194,7 @@ func (pr *PublishRequest) conflicts(ctx context.Context, tbl *icetable.Table, sp
 		if err != nil {
 			return noRetry(err)
 		}
-		if then, err = planFiles(ctx, at, spec, keys); err != nil {
+		if then, err = planFiles(ctx, at, spec, keys, pr.cache); err != nil {
 			return noRetry(err)
 		}
 	}
@@ -315,7 +322,8 @@ func DropBranch(ctx context.Context, cat catalog.Catalog, op string, ident iceta
 		}
 		return nil
 	}
-	_, err := req.run(ctx, cat, Result{}, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
+	var last *icetable.Table
+	_, err := req.run(ctx, cat, Result{}, &last, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
 		ref, ok := Ref(tbl.Metadata(), branch)
 		if !ok {
 			return 0, noRetry(fmt.Errorf("%w: %s", ErrNoSuchBranch, branch))

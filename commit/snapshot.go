@@ -59,24 +59,28 @@ type producer struct {
 	commit  string // names its files
 	written []string
 	specs   map[int32]*partition.Spec
-	read    map[string][]iceberg.ManifestEntry // live entries of manifests already read
+	cache   *manifestCache // manifests already read; nil reads every one
+	// replaced counts the current snapshot's manifests the new one
+	// replaces: rewritten without deleted files, or merged.
+	replaced int
 }
 
-// stage writes one snapshot of tbl, as branch ref sees it, that removes del (data files listed in
-// tbl's current snapshot) and adds add (data files of the current spec),
-// with summary properties props, and returns it with the catalog updates
-// and requirements that commit it (setProps set in the same commit). The
+// stage writes one snapshot of tbl, as branch ref sees it ([OnBranch]),
+// that removes del (data files listed in tbl's current snapshot) and adds
+// add (data files of the current spec), a commit of kind with summary
+// properties props, and returns it with the catalog updates and
+// requirements that commit it (setProps set in the same commit). The
 // commit requires that ref, the schema and the spec have not moved. On
 // error the files already written are removed.
 //
-// read holds live entries of manifests already read (by path), reused
-// instead of reading them again.
-func stage(ctx context.Context, tbl *icetable.Table, ref string, del, add []iceberg.DataFile, props, setProps iceberg.Properties, read map[string][]iceberg.ManifestEntry) (_ *staged, err error) {
+// cache holds the manifest lists and entries already read, reused instead
+// of reading them again, and keeps those this commit reads.
+func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del, add []iceberg.DataFile, props, setProps iceberg.Properties, cache *manifestCache) (_ *staged, err error) {
 	p, err := newProducer(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
-	p.read = read
+	p.cache = cache
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, p.remove())
@@ -97,7 +101,8 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, del, add []iceb
 	if err != nil {
 		return nil, err
 	}
-	snap, err := p.writeList(append(written, kept...), p.summary(props, add, del))
+	mc := manifestCounts{created: len(written), kept: len(kept), replaced: p.replaced}
+	snap, err := p.writeList(append(written, kept...), p.summary(kind, props, add, del, mc))
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +211,7 @@ func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.Mani
 		}
 		return nil, nil
 	}
-	manifests, err := cur.Manifests(p.fs)
+	manifests, err := p.cache.manifests(p.fs, cur)
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +253,7 @@ func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.Mani
 			kept = append(kept, mf)
 			continue
 		}
+		p.replaced++
 		spec := mf.PartitionSpecID()
 		pend.tombstones[spec] = append(pend.tombstones[spec], gone...)
 		switch {
@@ -267,11 +273,7 @@ func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.Mani
 
 // entries are the live entries of mf.
 func (p *producer) entries(mf iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
-	if es, ok := p.read[mf.FilePath()]; ok {
-		return es, nil
-	}
-
-	return mf.FetchEntries(p.fs, true)
+	return p.cache.live(p.fs, mf)
 }
 
 // existing is e restated as an EXISTING entry of a rewritten manifest,
@@ -300,6 +302,7 @@ func (p *producer) mergeSmall(kept []iceberg.ManifestFile, pend *pending) ([]ice
 	if len(small)+1 < MergeSmallManifests {
 		return kept, nil
 	}
+	p.replaced += len(small)
 	for _, mf := range small {
 		entries, err := p.entries(mf)
 		if err != nil {

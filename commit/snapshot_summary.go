@@ -7,28 +7,60 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 )
 
-// Iceberg's standard snapshot summary properties.
+// Iceberg's standard snapshot summary properties, as Java's SnapshotSummary
+// names them.
 const (
-	sumAddedFiles     = "added-data-files"
-	sumAddedRecords   = "added-records"
-	sumAddedSize      = "added-files-size"
-	sumDeletedFiles   = "deleted-data-files"
-	sumDeletedRecords = "deleted-records"
-	sumRemovedSize    = "removed-files-size"
-	sumChangedParts   = "changed-partition-count"
-	sumTotalFiles     = "total-data-files"
-	sumTotalRecords   = "total-records"
-	sumTotalSize      = "total-files-size"
+	sumAddedFiles       = "added-data-files"
+	sumAddedRecords     = "added-records"
+	sumAddedSize        = "added-files-size"
+	sumDeletedFiles     = "deleted-data-files"
+	sumDeletedRecords   = "deleted-records"
+	sumRemovedSize      = "removed-files-size"
+	sumChangedParts     = "changed-partition-count"
+	sumTotalFiles       = "total-data-files"
+	sumTotalRecords     = "total-records"
+	sumTotalSize        = "total-files-size"
+	sumReplacePartition = "replace-partitions"
+	sumCreatedManifests = "manifests-created"
+	sumKeptManifests    = "manifests-kept"
+	sumReplacedManifest = "manifests-replaced"
 )
 
 // carried are the totals a data-only commit leaves as its parent had them.
 var carried = []string{"total-delete-files", "total-position-deletes", "total-equality-deletes"}
 
-// summary is the snapshot summary of a commit that adds add and deletes
-// del: icerun's lineage props, the added and deleted counts, and the
-// table totals carried from the parent (each omitted when the parent
-// does not state it).
-func (p *producer) summary(props iceberg.Properties, add, del []iceberg.DataFile) *icetable.Summary {
+// Kind says which Java Iceberg operation a commit is, which decides the
+// operation and properties of its snapshot summary.
+type Kind uint8
+
+const (
+	// KindOverwrite replaces partitions the caller names, like Java's
+	// OverwriteFiles with a row filter (Spark's static INSERT OVERWRITE and
+	// copy-on-write MERGE): the operation is "append" when the commit only
+	// adds files, "delete" when it only deletes, "overwrite" otherwise.
+	KindOverwrite Kind = iota
+	// KindReplacePartitions replaces the partitions its new files are in,
+	// like Java's ReplacePartitions (Spark's dynamic INSERT OVERWRITE): the
+	// operation is always "overwrite" and the summary says
+	// replace-partitions=true.
+	KindReplacePartitions
+)
+
+// manifestCounts are the manifests of a new snapshot: written by its
+// commit, kept from the parent, and the parent's manifests it replaced
+// (rewritten without deleted files, or merged).
+type manifestCounts struct {
+	created, kept, replaced int
+}
+
+// summary is the snapshot summary of a commit of kind that adds add and
+// deletes del, with the properties Java's SnapshotSummary and
+// SnapshotProducer write, under the same rules: icerun's lineage props,
+// the added and deleted counts (each only when not zero), the changed
+// partition count, the manifest counts, and the table totals from the
+// parent's (from 0 without a parent; each omitted when the parent does
+// not state it or it would be negative).
+func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []iceberg.DataFile, mc manifestCounts) *icetable.Summary {
 	out := iceberg.Properties{}
 	for k, v := range props {
 		out[k] = v
@@ -46,22 +78,31 @@ func (p *producer) summary(props iceberg.Properties, add, del []iceberg.DataFile
 		parts[p.partitionOf(f)] = true
 	}
 	set := func(k string, v int64) { out[k] = strconv.FormatInt(v, 10) }
-	op := icetable.OpAppend
-	if len(add) > 0 {
-		set(sumAddedFiles, int64(len(add)))
-		set(sumAddedRecords, addRows)
-		set(sumAddedSize, addSize)
-	}
-	if len(del) > 0 {
-		op = icetable.OpOverwrite
-		if len(add) == 0 {
-			op = icetable.OpDelete // an emptied partition
+	setIf := func(k string, v int64) {
+		if v > 0 {
+			set(k, v)
 		}
-		set(sumDeletedFiles, int64(len(del)))
-		set(sumDeletedRecords, delRows)
-		set(sumRemovedSize, delSize)
 	}
+	setIf(sumAddedFiles, int64(len(add)))
+	setIf(sumDeletedFiles, int64(len(del)))
+	setIf(sumAddedRecords, addRows)
+	setIf(sumDeletedRecords, delRows)
+	setIf(sumAddedSize, addSize)
+	setIf(sumRemovedSize, delSize)
 	set(sumChangedParts, int64(len(parts)))
+	set(sumCreatedManifests, int64(mc.created))
+	set(sumKeptManifests, int64(mc.kept))
+	set(sumReplacedManifest, int64(mc.replaced))
+
+	op := icetable.OpOverwrite
+	switch {
+	case kind == KindReplacePartitions:
+		out[sumReplacePartition] = "true"
+	case len(del) == 0:
+		op = icetable.OpAppend
+	case len(add) == 0:
+		op = icetable.OpDelete // an emptied partition
+	}
 
 	var parent iceberg.Properties
 	if cur := p.md.CurrentSnapshot(); cur != nil {
@@ -75,7 +116,7 @@ func (p *producer) summary(props iceberg.Properties, add, del []iceberg.DataFile
 			set(k, delta)
 			return
 		}
-		if v, err := strconv.ParseInt(parent[k], 10, 64); err == nil {
+		if v, err := strconv.ParseInt(parent[k], 10, 64); err == nil && v+delta >= 0 {
 			set(k, v+delta)
 		}
 	}
@@ -89,14 +130,14 @@ func (p *producer) summary(props iceberg.Properties, add, del []iceberg.DataFile
 	return &icetable.Summary{Operation: op, Properties: out}
 }
 
-// partitionOf names f's partition for counting changed partitions.
+// partitionOf names f's partition for counting changed partitions: its
+// key, without the spec id, as Java counts partition paths.
 func (p *producer) partitionOf(f iceberg.DataFile) string {
-	id := strconv.Itoa(int(f.SpecID()))
 	if s := p.spec(f.SpecID()); s != nil {
 		if k, err := s.KeyFromValues(f.Partition()); err == nil {
-			return id + ":" + k.String()
+			return k.String()
 		}
 	}
 
-	return id + ":" + f.FilePath()
+	return "file:" + f.FilePath()
 }

@@ -294,6 +294,22 @@ func checkSummaries(t *testing.T, tbl *icetable.Table) {
 			"deleted-data-files": delFiles, "deleted-records": delRecs, "removed-files-size": delSize,
 		} {
 			assert.Equal(t, want, summaryInt(t, s, k), "snapshot %d: summary %s", id, k)
+			_, ok := s.Summary.Properties[k]
+			assert.Equal(t, want > 0, ok, "snapshot %d: summary %s is set when it is not 0, as Java sets it", id, k)
+		}
+		var created, kept int64
+		for _, mf := range manifests(t, tbl, s) {
+			if mf.SnapshotID() == id {
+				created++
+			} else {
+				kept++
+			}
+		}
+		assert.Equal(t, created, summaryInt(t, s, "manifests-created"), "snapshot %d: manifests-created", id)
+		assert.Equal(t, kept, summaryInt(t, s, "manifests-kept"), "snapshot %d: manifests-kept", id)
+		for _, k := range []string{"changed-partition-count", "manifests-replaced"} {
+			_, ok := s.Summary.Properties[k]
+			assert.True(t, ok, "snapshot %d: summary has no %s", id, k)
 		}
 		for k, want := range map[string]int64{"total-data-files": files, "total-records": recs, "total-files-size": size} {
 			got, ok := s.Summary.Properties[k]
@@ -302,6 +318,8 @@ func checkSummaries(t *testing.T, tbl *icetable.Table) {
 		}
 		wantOp := icetable.OpAppend // Iceberg's operations: only adds, adds and deletes, only deletes
 		switch {
+		case s.Summary.Properties["replace-partitions"] == "true": // Java's ReplacePartitions
+			wantOp = icetable.OpOverwrite
 		case delFiles > 0 && addFiles > 0:
 			wantOp = icetable.OpOverwrite
 		case delFiles > 0:
@@ -581,22 +599,6 @@ func TestSnapshotManifestsPrunedIntPartitions(t *testing.T) {
 	assert.LessOrEqual(t, n, 3, "replace of part=5 of %d partitions in %d manifests read %d manifests:\n%v", parts, len(mfs), n, names)
 }
 
-// interposer runs before once, on the first CommitTable, before passing
-// the commit on: a change another writer makes between the planning of a
-// commit and its arrival at the catalog.
-type interposer struct {
-	catalog.Catalog
-	before func()
-}
-
-func (c *interposer) CommitTable(ctx context.Context, ident icetable.Identifier, reqs []icetable.Requirement, ups []icetable.Update) (icetable.Metadata, string, error) {
-	if f := c.before; f != nil {
-		c.before = nil
-		f()
-	}
-	return c.Catalog.CommitTable(ctx, ident, reqs, ups)
-}
-
 // TestSnapshotConcurrentSchemaOrSpecChange: a schema or spec change that
 // lands between a replacement's planning and its commit is never undone:
 // the replacement fails with commit.ErrTableChanged, committing nothing and
@@ -662,13 +664,13 @@ func TestSnapshotConcurrentSchemaOrSpecChange(t *testing.T) {
 				snaps := catalogtest.Snapshots(t, cat, ident)
 				files := catalogtest.DataFiles(t, dir)
 
-				ic := &interposer{Catalog: cat}
-				ic.before = func() { tc.change(t, cat, ident) }
+				ic := &catalogtest.Interposer{Catalog: cat}
+				ic.Before = func() { tc.change(t, cat, ident) }
 				w := openWriter(t, ic, ident)
 				rows := orderdata.Reader(repriced(orderdata.Day(day(0), 10), 5), 64)
 				_, err := w.ReplacePartition(ctx, dayKey(t, w, day(0)), rows)
 				rows.Release()
-				require.Nil(t, ic.before, "the change ran")
+				require.Nil(t, ic.Before, "the change ran")
 
 				tbl := load(t, cat, ident)
 				tc.intact(t, tbl.Metadata())

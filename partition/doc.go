@@ -7,7 +7,10 @@
 // parses key text ([Spec.Parse], [ParseKey]), converts the partition values
 // iceberg-go stores in data files ([Spec.KeyFromValues], [Spec.Values]),
 // turns a key into a scan filter over the source columns ([Spec.Filter]) and
-// checks Arrow rows against a key ([Spec.Matcher], [Matcher.Check]).
+// checks Arrow rows against a key ([Spec.Matcher], [Matcher.Check]). For
+// manifests it computes the partition field summaries the spec defines
+// ([Spec.Summaries]: zero-length bounds for empty strings, -0.0 below
+// +0.0, NaN never a bound) and prunes on them ([Spec.MayHold]).
 //
 // A [Key] is small, comparable and immutable, like net/netip.Addr: use it as a
 // map key, compare it with ==. Its zero value is invalid. Keys of different
@@ -37,7 +40,10 @@
 //	binary, fixed         lowercase hex
 //
 // Transforms write their result: identity and truncate write the source type
-// form (a truncate value must already be truncated); year "2026", month
+// form (a truncate value must already be truncated, and may be any value
+// Java and iceberg-go produce: truncating an int or long near its minimum
+// wraps, truncate[10] of int -2147483648 is 2147483646, and a decimal
+// truncation may have one digit more than its precision); year "2026", month
 // "2026-07", day "2026-07-14" and hour "2026-07-14-10" (Iceberg's human
 // strings); bucket an integer in [0, N). Dates and times are limited to years
 // 0000 to 9999.

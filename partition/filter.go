@@ -116,17 +116,19 @@ func (f *field) truncateFilter(ref iceberg.UnboundTerm, v any) iceberg.BooleanEx
 	w := int64(f.width)
 	switch v := v.(type) {
 	case int32:
-		if int64(v)+w > math.MaxInt32 {
-			return iceberg.GreaterThanEqual(ref, v)
+		lo, hi := f.truncateSpan(int64(v))
+		if !hi.IsInt64() || hi.Int64() > math.MaxInt32 {
+			return iceberg.GreaterThanEqual(ref, int32(lo.Int64()))
 		}
 
-		return iceberg.NewAnd(iceberg.GreaterThanEqual(ref, v), iceberg.LessThan(ref, v+int32(w)))
+		return iceberg.NewAnd(iceberg.GreaterThanEqual(ref, int32(lo.Int64())), iceberg.LessThan(ref, int32(hi.Int64())))
 	case int64:
-		if v > math.MaxInt64-w {
-			return iceberg.GreaterThanEqual(ref, v)
+		lo, hi := f.truncateSpan(v)
+		if !hi.IsInt64() {
+			return iceberg.GreaterThanEqual(ref, lo.Int64())
 		}
 
-		return iceberg.NewAnd(iceberg.GreaterThanEqual(ref, v), iceberg.LessThan(ref, v+w))
+		return iceberg.NewAnd(iceberg.GreaterThanEqual(ref, lo.Int64()), iceberg.LessThan(ref, hi.Int64()))
 	case iceberg.Decimal:
 		hi := new(big.Int).Add(v.Val.BigInt(), big.NewInt(w))
 		if len(new(big.Int).Abs(hi).String()) > f.vt.prec {

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -41,6 +42,13 @@ func TestFilter(t *testing.T) {
 		{"tstzns_month=9999-12", iceberg.AlwaysTrue{}}, // beyond nanosecond range
 		{"i_trunc=-20", and(iceberg.GreaterThanEqual(ref("i"), int32(-20)), iceberg.LessThan(ref("i"), int32(-10)))},
 		{"i_trunc=2147483640", iceberg.GreaterThanEqual(ref("i"), int32(2147483640))},
+		// The wrapped truncation of the minimum: the rows from the minimum
+		// to the first multiple of the width.
+		{"i_trunc=2147483646", and(iceberg.GreaterThanEqual(ref("i"), int32(math.MinInt32)), iceberg.LessThan(ref("i"), int32(-2147483640)))},
+		{"l_trunc=9223372036854775616", and(iceberg.GreaterThanEqual(ref("l"), int64(math.MinInt64)), iceberg.LessThan(ref("l"), int64(-9223372036854775000)))},
+		{"dec_trunc=-10000000.00", and(
+			iceberg.GreaterThanEqual(ref("dec"), iceberg.Decimal{Val: decimal128.FromI64(-1000000000), Scale: 2}),
+			iceberg.LessThan(ref("dec"), iceberg.Decimal{Val: decimal128.FromI64(-999999900), Scale: 2}))},
 		{"l_trunc=1000", and(iceberg.GreaterThanEqual(ref("l"), int64(1000)), iceberg.LessThan(ref("l"), int64(2000)))},
 		{"dec_trunc=1.00", and(
 			iceberg.GreaterThanEqual(ref("dec"), iceberg.Decimal{Val: decimal128.FromI64(100), Scale: 2}),

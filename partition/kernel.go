@@ -262,9 +262,7 @@ func (f *field) truncateKernel(v any) kernel {
 	w := int64(f.width)
 	switch v := v.(type) {
 	case int32, int64:
-		lo := big.NewInt(intOf(v))
-
-		return intRange(f.srcType)(lo, new(big.Int).Add(lo, big.NewInt(w)))
+		return intRange(f.srcType)(f.truncateSpan(intOf(v)))
 	case iceberg.Decimal:
 		hi := new(big.Int).Add(v.Val.BigInt(), big.NewInt(w-1))
 
@@ -284,6 +282,26 @@ func (f *field) truncateKernel(v any) kernel {
 	}
 
 	return nil
+}
+
+// truncateSpan is the source range [lo, hi) of the int or long values
+// whose truncation to f.width is v: [v, v+width), or for the wrapped
+// truncation of the type's minimum (see truncated) the values from the
+// minimum up to the first multiple of the width.
+func (f *field) truncateSpan(v int64) (lo, hi *big.Int) {
+	w := big.NewInt(int64(f.width))
+	lo = big.NewInt(v)
+	if v%int64(f.width) == 0 {
+		return lo, new(big.Int).Add(lo, w)
+	}
+	lo = big.NewInt(math.MinInt64)
+	if _, ok := f.srcType.(iceberg.Int32Type); ok {
+		lo = big.NewInt(math.MinInt32)
+	}
+	m := new(big.Int).Mod(lo, w) // Euclidean: in [0, width)
+	hi = new(big.Int).Sub(lo, m)
+
+	return lo, hi.Add(hi, w)
 }
 
 // intOf is an integer-backed value as int64.

@@ -644,3 +644,58 @@ func FuzzMayHold(f *testing.F) {
 		}
 	})
 }
+
+// TestSummaries checks the field summaries of manifests listing the
+// values, against the spec's field_summary rules as Java writes them.
+func TestSummaries(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	nan := math.NaN()
+	empty := ptr([]byte{})
+	withNaN := func(s iceberg.FieldSummary) iceberg.FieldSummary { s.ContainsNaN = ptr(true); return s }
+	for _, tc := range []struct {
+		name  string
+		field string
+		vals  []any
+		want  iceberg.FieldSummary
+	}{
+		{"empty string is a zero-length bound", "s", []any{"k1", "", nil}, iceberg.FieldSummary{ContainsNull: true, ContainsNaN: ptr(false), LowerBound: empty, UpperBound: bin("k1")}},
+		{"only the empty string", "s", []any{""}, iceberg.FieldSummary{ContainsNaN: ptr(false), LowerBound: empty, UpperBound: empty}},
+		{"empty binary", "bin", []any{[]byte{2}, []byte(nil), []byte{}}, iceberg.FieldSummary{ContainsNaN: ptr(false), LowerBound: empty, UpperBound: bin([]byte{2})}},
+		{"+0 then -0", "d", []any{0.0, negZero}, sum(negZero, 0.0, false)},
+		{"-0 then +0", "d", []any{negZero, 0.0}, sum(negZero, 0.0, false)},
+		{"only -0", "d", []any{negZero}, sum(negZero, negZero, false)},
+		{"NaN is no bound", "d", []any{nan, 2.5, -1.0}, withNaN(sum(-1.0, 2.5, false))},
+		{"only NaN", "d", []any{nan, nil}, withNaN(sum(nil, nil, true))},
+		{"float zeros", "f", []any{float32(0), float32(negZero), float32(nan)}, withNaN(sum(float32(negZero), float32(0), false))},
+		{"decimal", "dec", []any{dec(-5), dec(1234)}, sum(dec(-5), dec(1234), false)},
+		{"day", "ts_day", []any{iceberg.Date(day0 + 1), iceberg.Date(day0)}, sum(iceberg.Date(day0), iceberg.Date(day0+1), false)},
+		{"bool", "b", []any{true, false}, sum(false, true, false)},
+		{"uuid", "u", []any{uuid.Max, uuid.Nil}, sum(uuid.Nil, uuid.Max, false)},
+		{"only nulls", "l", []any{nil, nil}, sum(nil, nil, true)},
+		{"void", "v", []any{nil}, sum(nil, nil, true)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := sumSpec(0, tc.field)
+			s := compileSpec(t, spec)
+			parts := make([]map[int]any, len(tc.vals))
+			for i, v := range tc.vals {
+				parts[i] = map[int]any{1000: v}
+			}
+			got, err := s.Summaries(parts)
+			if err != nil {
+				t.Fatalf("Summaries(%v) = %v", tc.vals, err)
+			}
+			if len(got) != 1 || fmtSums(got) != fmtSums([]iceberg.FieldSummary{tc.want}) {
+				t.Fatalf("Summaries(%v) = %s, want %s", tc.vals, fmtSums(got), fmtSums([]iceberg.FieldSummary{tc.want}))
+			}
+			if got[0].ContainsNaN == nil || *got[0].ContainsNaN != *tc.want.ContainsNaN {
+				t.Errorf("Summaries(%v): contains_nan %v, want %v", tc.vals, got[0].ContainsNaN, *tc.want.ContainsNaN)
+			}
+			for _, b := range []*[]byte{got[0].LowerBound, got[0].UpperBound} {
+				if b != nil && *b == nil {
+					t.Errorf("Summaries(%v): a bound is a nil slice, which Avro writes as null", tc.vals)
+				}
+			}
+		})
+	}
+}

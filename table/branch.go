@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,9 +45,9 @@ func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, err
 	if err := checkBranch(branch); err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	var olds []*oldSpecs // one per set of parts an attempt published
 	w.commitMu.Lock()
-	res, err := commit.Publish(ctx, w.cat, commit.PublishRequest{
+	defer w.commitMu.Unlock()
+	return commit.Publish(ctx, w.cat, commit.PublishRequest{
 		Op:        op,
 		Ident:     w.ident,
 		Branch:    branch,
@@ -58,24 +57,9 @@ func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, err
 		Policy:    w.cfg.policy,
 		Committed: w.setTable,
 		OldSpec: func(spec *partition.Spec, parts []commit.Part) commit.OldSpecFunc {
-			o := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
-			olds = append(olds, o)
-			return o.decide
+			return (&oldSpecs{spec: spec, keys: parts, cfg: w.cfg}).decide
 		},
 	})
-	w.commitMu.Unlock()
-	var unknown *commit.UnknownOutcomeError
-	if errors.As(err, &unknown) {
-		return res, err // the rewritten older-spec rows may be live
-	}
-	if err == nil && !res.Unchanged && len(olds) > 0 {
-		olds = olds[:len(olds)-1] // the committed attempt's
-	}
-	tbl := w.Table()
-	for _, o := range olds {
-		err = errors.Join(err, o.remove(tbl))
-	}
-	return res, err
 }
 
 // DropBranch removes branch's ref from the table. Its snapshots, and the

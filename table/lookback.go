@@ -99,6 +99,9 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
+	if err := commit.Supported(tbl.Metadata()); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -106,6 +109,9 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 	for _, k := range window {
 		if k.SpecID() != spec.ID() {
 			return commit.Result{}, fmt.Errorf("%s: %w: key %s is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, k, k.SpecID(), spec.ID())
+		}
+		if err := checkPathSafe(tbl, spec, k); err != nil {
+			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
 	if err := commit.Precheck(ctx, tbl, spec, window); err != nil {
@@ -189,7 +195,7 @@ func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Sp
 			result.SnapshotID = s.SnapshotID
 		}
 	} else {
-		if result, err = w.commitParts(ctx, op, tbl, spec, changed, st); err != nil {
+		if result, err = w.commitParts(ctx, op, commit.KindOverwrite, tbl, spec, changed, st); err != nil {
 			return result, err
 		}
 	}

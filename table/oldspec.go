@@ -2,9 +2,7 @@ package table
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -27,13 +25,13 @@ import (
 //   - every row in the keys: the file is deleted;
 //   - some rows: the file is deleted and its other rows are rewritten into
 //     new files (under the current spec) in the same snapshot.
+//
+// The rewritten files belong to [commit.Replace], which removes those the
+// table does not reference when it returns.
 type oldSpecs struct {
 	spec *partition.Spec
 	keys []commit.Part
 	cfg  config
-
-	mu      sync.Mutex
-	written []*stager
 }
 
 func (o *oldSpecs) decide(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile) (commit.Decision, error) {
@@ -120,9 +118,6 @@ func (o *oldSpecs) rewrite(ctx context.Context, tbl *icetable.Table, f iceberg.D
 		return nil, err
 	}
 	st := newStager(ctx, tbl, sc, o.cfg)
-	o.mu.Lock()
-	o.written = append(o.written, st)
-	o.mu.Unlock()
 	err = o.each(ctx, tbl, f, func(rec arrow.RecordBatch, mask []bool) error {
 		b := array.NewBooleanBuilder(memory.DefaultAllocator)
 		defer b.Release()
@@ -141,17 +136,10 @@ func (o *oldSpecs) rewrite(ctx context.Context, tbl *icetable.Table, f iceberg.D
 		_ = st.abort(err)
 		return nil, err
 	}
-	return st.finish()
-}
-
-// remove deletes every file this oldSpecs wrote.
-func (o *oldSpecs) remove(tbl *icetable.Table) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var errs []error
-	for _, st := range o.written {
-		files, _ := st.finish()
-		errs = append(errs, st.remove(files))
+	files, err := st.finish()
+	if err != nil {
+		_ = st.abort(err)
+		return nil, err
 	}
-	return errors.Join(errs...)
+	return files, nil
 }

@@ -3,10 +3,12 @@ package table_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -205,4 +207,52 @@ func checkNoEmptyFiles(t *testing.T, cat catalog.Catalog, ident icetable.Identif
 	for _, e := range liveEntries(t, tbl) {
 		assert.NotZero(t, e.DataFile().Count(), "data file %s has record_count 0", e.DataFile().FilePath())
 	}
+}
+
+// TestTruncateEdgeKeys writes rows whose truncations are the edge values
+// Java and iceberg-go produce (the wrapped int minimum, a decimal one digit
+// past its precision) dynamically, then replaces that partition statically:
+// the replacement finds and deletes the dynamic write's rows.
+func TestTruncateEdgeKeys(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "i", Type: iceberg.PrimitiveTypes.Int32},
+		iceberg.NestedField{ID: 3, Name: "dec", Type: iceberg.DecimalTypeOf(9, 2)},
+	)
+	spec := iceberg.NewPartitionSpec(
+		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "i_trunc", Transform: iceberg.TruncateTransform{Width: 10}},
+		iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1001, Name: "dec_trunc", Transform: iceberg.TruncateTransform{Width: 100}},
+	)
+	ident := catalogtest.CreateTable(t, cat, "edges", sch, spec, nil)
+	w := open(t, cat, ident)
+	decType := &arrow.Decimal128Type{Precision: 9, Scale: 2}
+	fields := []arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "dec", Type: decType, Nullable: true},
+	}
+	rows := func(ids []int64, is []int32, decs []int64) array.RecordReader {
+		return catalogtest.Reader(fields, len(ids), func(b *array.RecordBuilder, r int) {
+			b.Field(0).(*array.Int64Builder).Append(ids[r])
+			b.Field(1).(*array.Int32Builder).Append(is[r])
+			b.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(decs[r]))
+		})
+	}
+	const edge = "i_trunc=2147483646/dec_trunc=-10000000.00"
+
+	in := rows([]int64{1, 2}, []int32{math.MinInt32, math.MinInt32 + 1}, []int64{-999999999, -999999950})
+	res, err := w.ReplacePartitions(ctx, in)
+	in.Release()
+	require.NoError(t, err)
+	require.Equal(t, []string{edge}, res.Partitions)
+
+	in = rows([]int64{3}, []int32{math.MinInt32 + 2}, []int64{-999999901})
+	res, err = w.ReplacePartition(ctx, key(t, w, edge), in)
+	in.Release()
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, res.DeletedRows, "the dynamic write's rows are in %s", edge)
+	assert.Equal(t, "3|-2147483646|-9999999.01\n", string(catalogtest.CanonicalScan(t, cat, ident)))
+	checkFileKeys(t, cat, ident, edge)
 }

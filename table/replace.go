@@ -43,7 +43,9 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 }
 
 // ReplacePartitions replaces every partition that rows produce, and no
-// other (dynamic overwrite), in one snapshot. Empty input is a no-op.
+// other (dynamic overwrite), in one snapshot. Empty input is a no-op. The
+// snapshot is what Java's ReplacePartitions writes: operation
+// "overwrite", summary replace-partitions=true.
 func (w *Writer) ReplacePartitions(ctx context.Context, rows array.RecordReader) (commit.Result, error) {
 	return w.replace(ctx, "table: replace partitions of "+w.name, nil, rows)
 }
@@ -71,7 +73,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		if err := commit.Precheck(ctx, tbl, spec, []partition.Key{*key}); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
-		if err := checkPathSafe(spec, *key); err != nil {
+		if err := checkPathSafe(tbl, spec, *key); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
@@ -89,7 +91,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	in := &input{spec: spec, res: res, contract: contract, sums: make(map[partition.Key]*fingerprint.Sum)}
+	in := &input{tbl: tbl, spec: spec, res: res, contract: contract, sums: make(map[partition.Key]*fingerprint.Sum)}
 	if key != nil {
 		if in.matcher, err = spec.Matcher(*key, res.Schema()); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -98,6 +100,9 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	}
 
 	st := newStager(ctx, tbl, res.Schema(), w.cfg)
+	if err := st.sorted(w.cfg); err != nil {
+		return commit.Result{}, w.fail(op, st, err)
+	}
 	if key != nil {
 		if err := st.writeOnly(spec, *key); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -130,7 +135,11 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		return r, nil
 	}
 
-	result, err := w.commitParts(ctx, op, tbl, spec, parts, st)
+	kind := commit.KindOverwrite
+	if key == nil {
+		kind = commit.KindReplacePartitions
+	}
+	result, err := w.commitParts(ctx, op, kind, tbl, spec, parts, st)
 	result.Ignored = res.Ignored()
 	return result, err
 }
@@ -148,23 +157,25 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 		Lineage:         commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
 		Token:           uuid.NewString(),
 		Policy:          w.cfg.policy,
+		Lock:            w.cfg.lock,
 		TableProperties: mappingUpdate,
 		Committed:       w.setTable,
 		Branch:          w.cfg.branch,
 	}
 }
 
-// commitParts runs the commit loop for parts, whose files st wrote into
-// tbl's current spec and schema. It removes the new files when nothing
+// commitParts runs the commit loop for parts, a commit of kind whose files
+// st wrote into tbl's current spec and schema. It removes the new files when nothing
 // was committed (an error, or Unchanged), except after an unknown outcome,
 // when they may be live.
-func (w *Writer) commitParts(ctx context.Context, op string, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, st *stager) (commit.Result, error) {
+func (w *Writer) commitParts(ctx context.Context, op string, kind commit.Kind, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, st *stager) (commit.Result, error) {
 	var files []iceberg.DataFile
 	for _, p := range parts {
 		files = append(files, p.Files...)
 	}
 	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
 	req := w.request(op, tbl, spec, parts)
+	req.Kind = kind
 	req.OldSpec = old.decide
 	w.commitMu.Lock()
 	// The newest state this writer knows: loaded at the start of this
@@ -179,7 +190,7 @@ func (w *Writer) commitParts(ctx context.Context, op string, tbl *icetable.Table
 		if errors.As(err, &unknown) {
 			return result, err // the files may be live: leave them to orphan cleanup
 		}
-		return result, errors.Join(err, old.remove(tbl), st.remove(files))
+		return result, errors.Join(err, st.remove(files))
 	}
 	if result.Unchanged {
 		if err := st.remove(files); err != nil {
@@ -200,12 +211,13 @@ func (w *Writer) fail(op string, st *stager, err error) error {
 // input streams rows into a stager, resolving, checking and fingerprinting
 // every batch.
 type input struct {
-	spec     *partition.Spec
+	tbl      *icetable.Table // the state the rows are written to
+	spec     *partition.Spec // tbl's current spec
 	res      *schema.Resolution
 	contract *schema.ContractCheck // nil without a contract
 	matcher  *partition.Matcher    // static replace only
 	sums     map[partition.Key]*fingerprint.Sum
-	hashes   []uint64
+	hashes   []fingerprint.Hash
 }
 
 func (in *input) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
@@ -258,7 +270,7 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 	sums := make([]*fingerprint.Sum, len(keys))
 	for i, k := range keys {
 		if in.sums[k] == nil {
-			if err := checkPathSafe(in.spec, k); err != nil {
+			if err := checkPathSafe(in.tbl, in.spec, k); err != nil {
 				return err
 			}
 			in.sums[k] = new(fingerprint.Sum)

@@ -83,6 +83,9 @@ func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
+	if err := commit.Supported(tbl.Metadata()); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
 	for _, c := range keyColumns {
 		if _, ok := tbl.Schema().FindFieldByName(c); !ok || strings.Contains(c, ".") {
 			return commit.Result{}, fmt.Errorf("%s: %w: %q is not a top-level column of the table", op, ErrBadUpsertKey, c)
