@@ -47,6 +47,13 @@
 // (made by an attempt that lost a race, or by a call that failed) are
 // removed.
 //
+// Row-level delete files are removed as Java's ReplacePartitions removes
+// them (see deletes.go): those of the replaced partitions, those older
+// than every data file left, and on format v3 the deletion vectors of
+// removed data files. On format v3 every snapshot assigns row lineage
+// (first-row-id, added-rows, the data manifests' first_row_id; see
+// rowlineage.go).
+//
 // iceberg-go's own commit retries (table property commit.retry.num-retries)
 // are not involved: the loop calls the catalog itself.
 //

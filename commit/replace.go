@@ -264,11 +264,12 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 	}
 	var del, add []iceberg.DataFile
 	decided.begin()
-	for _, f := range p.old {
+	for _, t := range p.old {
+		f := t.File
 		if req.OldSpec == nil {
 			return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
 		}
-		d, err := decided.decide(ctx, tbl, f, req.OldSpec)
+		d, err := decided.decide(ctx, tbl, t, req.OldSpec)
 		if err != nil {
 			return 0, noRetry(err)
 		}
@@ -277,7 +278,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			add = append(add, d.Replacement...)
 		}
 	}
-	unchanged := len(del) == 0
+	unchanged := len(del) == 0 && !p.global
 	fps, files := make([]string, len(req.Parts)), make([]string, len(req.Parts))
 	var recorded map[string]Record
 	if unchanged {
@@ -301,9 +302,12 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		}
 		return 0, nil
 	}
-	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), len(del), 0
+	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), 0, 0
 	for _, f := range del {
-		res.DeletedRows += f.Count()
+		if f.ContentType() == iceberg.EntryContentData { // delete files are not counted
+			res.DeletedFiles++
+			res.DeletedRows += f.Count()
+		}
 	}
 	for _, f := range add[:len(add)-countParts(req.Parts)] { // rewritten older-spec rows stay
 		res.DeletedRows -= f.Count()
@@ -447,9 +451,8 @@ func noRetry(err error) error { return &noRetryError{err} }
 func Supported(md icetable.Metadata) error {
 	format := md.Properties().Get(icetable.WriteFormatDefaultKey, icetable.WriteFormatDefaultDefault)
 	switch ff, err := iceberg.FileFormatFromString(format); {
-	case md.Version() >= 3:
-		return fmt.Errorf("%w: format version %d: iceberg-go v0.7.0 needs first_row_id (row lineage) set on pre-written data files, which icerun does not assign yet",
-			ErrUnsupported, md.Version())
+	case md.Version() > 3:
+		return fmt.Errorf("%w: format version %d: icerun writes format versions 1 to 3", ErrUnsupported, md.Version())
 	case err != nil || ff != iceberg.ParquetFile:
 		// iceberg-go v0.7.0 writes Parquet only; for ORC or Avro its writer
 		// fails on a nil file format.

@@ -70,9 +70,6 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		if key.SpecID() != spec.ID() {
 			return commit.Result{}, fmt.Errorf("%s: %w: key is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, key.SpecID(), spec.ID())
 		}
-		if err := commit.Precheck(ctx, tbl, spec, []partition.Key{*key}); err != nil {
-			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-		}
 		if err := checkPathSafe(tbl, spec, *key); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}

@@ -140,6 +140,9 @@ func (c *canonical) hash(i int) Hash {
 // newEncoder returns the encoder of a's values; it handles every Arrow
 // type.
 func newEncoder(a arrow.Array) encoder {
+	if a.Len() == 0 { // no row to encode; its buffers may be absent
+		return func(dst []byte, _ int) []byte { return dst }
+	}
 	var value encoder
 	switch a := a.(type) {
 	case *array.Null:
@@ -227,14 +230,16 @@ func newEncoder(a arrow.Array) encoder {
 // temporal types, intervals, fixed-size binary) as their bytes.
 func fixedWidth(a arrow.Array) encoder {
 	fw, ok := a.DataType().(arrow.FixedWidthDataType)
-	bufs := a.Data().Buffers()
-	if !ok || fw.BitWidth()%8 != 0 || len(bufs) < 2 || bufs[1] == nil {
+	if !ok || fw.BitWidth()%8 != 0 {
 		// No Arrow type is left but future ones: fail loudly rather than
 		// hash something that is not the value.
 		panic(fmt.Sprintf("fingerprint: no canonical encoding for Arrow type %s", a.DataType()))
 	}
 	w := fw.BitWidth() / 8
-	raw := bufs[1].Bytes()[a.Data().Offset()*w:]
+	var raw []byte // absent only when every value is null: never read
+	if bufs := a.Data().Buffers(); len(bufs) > 1 && bufs[1] != nil {
+		raw = bufs[1].Bytes()[a.Data().Offset()*w:]
+	}
 	return func(dst []byte, i int) []byte { return append(dst, raw[i*w:(i+1)*w]...) }
 }
 
