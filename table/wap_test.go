@@ -436,7 +436,7 @@ func TestPublishReplansOverOlderSpecFiles(t *testing.T) {
 func TestPublishFormatVersions(t *testing.T) {
 	ctx := context.Background()
 	day1 := day0.AddDate(0, 0, 1)
-	for _, v := range []int{1, 2} {
+	for _, v := range []int{1, 2, 3} {
 		t.Run("v"+strconv.Itoa(v), func(t *testing.T) {
 			cat, _ := catalogtest.New(t)
 			ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{"format-version": strconv.Itoa(v)})
