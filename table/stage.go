@@ -185,7 +185,10 @@ func (s *stager) start() {
 				}
 			}
 			s.mu.Lock()
-			if err != nil && s.err == nil {
+			if err != nil && (s.err == nil || errors.Is(s.err, icetable.ErrWriterClosed) && !errors.Is(err, icetable.ErrWriterClosed)) {
+				// iceberg-go reports a writer that stopped on an error
+				// as closed before (or instead of) that error: the
+				// error, when it comes, is the cause to report.
 				s.err = err
 				s.cancel(err)
 			}
