@@ -5,37 +5,38 @@ import (
 	"errors"
 	"io/fs"
 
-	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 )
 
 // decisions are the older-spec decisions of one [Replace] call, by file
-// path, kept across attempts so that a file is read (and rewritten) once
+// and the delete files that apply to it (taskID), kept across attempts so that a file is read (and rewritten) once
 // per call. The rewrites belong to the call: those the table does not
 // reference when the call ends are removed by removeUnused.
 type decisions struct {
-	byPath map[string]Decision
+	byTask map[string]Decision
 	// inAttempt are the replacement files the latest attempt adds.
 	inAttempt map[string]bool
 }
 
 func newDecisions() *decisions {
-	return &decisions{byPath: make(map[string]Decision)}
+	return &decisions{byTask: make(map[string]Decision)}
 }
 
 // begin starts an attempt: it adds no replacement yet.
 func (d *decisions) begin() { d.inAttempt = make(map[string]bool) }
 
-// decide returns the decision for f, asking fn the first time, and
-// records its replacements as added by this attempt when f is deleted.
-func (d *decisions) decide(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile, fn OldSpecFunc) (Decision, error) {
-	dec, ok := d.byPath[f.FilePath()]
+// decide returns the decision for t's file, asking fn the first time, and
+// records its replacements as added by this attempt when the file is
+// deleted.
+func (d *decisions) decide(ctx context.Context, tbl *icetable.Table, t icetable.FileScanTask, fn OldSpecFunc) (Decision, error) {
+	id := taskID(t)
+	dec, ok := d.byTask[id]
 	if !ok {
 		var err error
-		if dec, err = fn(ctx, tbl, f); err != nil {
+		if dec, err = fn(ctx, tbl, t); err != nil {
 			return Decision{}, err
 		}
-		d.byPath[f.FilePath()] = dec
+		d.byTask[id] = dec
 	}
 	if dec.Delete {
 		for _, r := range dec.Replacement {
@@ -51,7 +52,7 @@ func (d *decisions) decide(ctx context.Context, tbl *icetable.Table, f iceberg.D
 // found the partitions unchanged, is referenced by no table state. Best
 // effort: what cannot be removed is left to an orphan cleanup.
 func (d *decisions) removeUnused(ctx context.Context, tbl *icetable.Table, keepLatest bool) error {
-	if tbl == nil || len(d.byPath) == 0 {
+	if tbl == nil || len(d.byTask) == 0 {
 		return nil
 	}
 	fsys, err := tbl.FS(ctx)
@@ -59,7 +60,7 @@ func (d *decisions) removeUnused(ctx context.Context, tbl *icetable.Table, keepL
 		return err
 	}
 	var errs []error
-	for _, dec := range d.byPath {
+	for _, dec := range d.byTask {
 		for _, r := range dec.Replacement {
 			if keepLatest && d.inAttempt[r.FilePath()] {
 				continue
@@ -70,4 +71,13 @@ func (d *decisions) removeUnused(ctx context.Context, tbl *icetable.Table, keepL
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// release ends a call that owns d: it removes the rewrites the table does
+// not reference, given the call's outcome err and the latest table state
+// loaded (keeping the latest attempt's when its commit landed, or may
+// have). Best effort: a rewrite left behind is for the orphan cleanup.
+func (d *decisions) release(ctx context.Context, last *icetable.Table, err error) {
+	var unknown *UnknownOutcomeError
+	_ = d.removeUnused(context.WithoutCancel(ctx), last, err == nil || errors.As(err, &unknown))
 }

@@ -221,20 +221,32 @@ func (e *Engines) Do(t testing.TB, req Request) Response {
 // order. A failed member fails the test, naming it.
 func (e *Engines) Batch(t testing.TB, reqs []Request) []Response {
 	t.Helper()
-	if len(reqs) == 0 {
-		return nil
+	out, err := e.TryBatch(reqs)
+	if err != nil {
+		t.Fatal(err)
 	}
-	resp := e.Do(t, Request{"op": "batch", "requests": reqs})
+	return out
+}
+
+// TryBatch is Batch that returns the first failure instead of failing.
+func (e *Engines) TryBatch(reqs []Request) ([]Response, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	resp, err := e.do(Request{"op": "batch", "requests": reqs})
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Response, len(resp.Results))
 	for i, raw := range resp.Results {
 		if err := json.Unmarshal(raw, &out[i]); err != nil {
-			t.Fatalf("interop: decode batch answer %d: %v", i, err)
+			return nil, fmt.Errorf("interop: decode batch answer %d: %w", i, err)
 		}
 		if !out[i].OK {
-			t.Fatalf("interop: batch request %d (%.300v) failed: %s", i, reqs[i], out[i].Error)
+			return nil, fmt.Errorf("interop: batch request %d (%.300v) failed: %s", i, reqs[i], out[i].Error)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // SparkSQL runs one Spark SQL statement and returns its rows.
@@ -249,6 +261,7 @@ func SparkSQL(sql string) Request { return Request{"op": "spark_sql", "sql": sql
 // Scan is a PyIceberg table scan.
 type Scan struct {
 	Filter     string   // a PyIceberg expression string ("" for all rows)
+	Where      Expr     // or the filter in its JSON form (nil for none)
 	SnapshotID int64    // 0 for the current snapshot
 	Columns    []string // nil for all columns
 }
@@ -259,6 +272,9 @@ func PyIcebergScan(cat, table string, s Scan) Request {
 	req := Request{"op": "pyiceberg_scan", "catalog": cat, "table": table, "filter": nil, "snapshot_id": nil, "columns": nil}
 	if s.Filter != "" {
 		req["filter"] = s.Filter
+	}
+	if s.Where != nil {
+		req["filter"] = s.Where
 	}
 	if s.SnapshotID != 0 {
 		req["snapshot_id"] = s.SnapshotID
@@ -287,3 +303,19 @@ func (e *Engines) Inspect(t testing.TB, cat, table, what string) []Row {
 	t.Helper()
 	return e.Do(t, Inspect(cat, table, what)).Named()
 }
+
+// Expr is a PyIceberg filter in its JSON form (engines.py's expr), built
+// with typed values so that any value crosses the pipe exactly.
+type Expr map[string]any
+
+// Cmp is col <op> value, op one of eq, ne, lt, le, gt, ge; value is typed.
+func Cmp(col, op, value string) Expr { return Expr{"op": op, "col": col, "value": value} }
+
+// IsNull is col IS NULL.
+func IsNull(col string) Expr { return Expr{"op": "is_null", "col": col} }
+
+// IsNaN is col IS NaN.
+func IsNaN(col string) Expr { return Expr{"op": "is_nan", "col": col} }
+
+// And is the conjunction of args.
+func And(args ...Expr) Expr { return Expr{"op": "and", "args": args} }

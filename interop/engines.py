@@ -12,6 +12,7 @@ Requests:
       a PyIceberg SqlCatalog named N with the given properties.
   {"op":"spark_sql","sql":S}                 -> {"columns":[...],"rows":[[...]]}
   {"op":"pyiceberg_scan","catalog":N,"table":"ns.t","filter":F|null,
+   (F: a PyIceberg expression string, or its JSON form: see expr)
    "snapshot_id":id|null,"columns":[...]|null} -> {"columns","rows"}
   {"op":"pyiceberg_inspect","catalog":N,"table":"ns.t",
    "what":"snapshots|manifests|files|partitions|entries"} -> {"columns","rows"}
@@ -22,7 +23,8 @@ each result is one of those.
 Values are typed strings, lossless: "null" for null, "b:true", "i:42",
 "f:<16 hex digits of the float64 bits>" (NaN as "f:NaN"), "d:<decimal as
 written, scale kept>", "s:<text>", "x:<base64>", "date:<days since epoch>",
-"time:<micros>", "ts:<micros since epoch, UTC>", "uuid:<canonical>"; a
+"time:<micros>", "ts:<micros since epoch, UTC>" (a uuid is "s:<canonical>",
+as Spark reads it); a
 struct is a JSON object of such values, a list a JSON array, a map a JSON
 array of [key, value] pairs. interop/value.go encodes icerun's input the same
 way.
@@ -81,7 +83,7 @@ def enc(v):
     if isinstance(v, datetime.time):
         return "time:%d" % (((v.hour * 60 + v.minute) * 60 + v.second) * 1000000 + v.microsecond)
     if isinstance(v, uuid.UUID):
-        return "uuid:" + str(v)
+        return "s:" + str(v)  # as Spark shows a uuid column
     if isinstance(v, dict):
         return {str(k): enc(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -145,7 +147,8 @@ class Engines:
         from pyiceberg.expressions import AlwaysTrue
 
         tbl = self.table(req)
-        kw = {"row_filter": req.get("filter") or AlwaysTrue()}
+        f = req.get("filter")
+        kw = {"row_filter": AlwaysTrue() if not f else (f if isinstance(f, str) else expr(f))}
         if req.get("snapshot_id") is not None:
             kw["snapshot_id"] = int(req["snapshot_id"])
         if req.get("columns"):
@@ -172,6 +175,57 @@ class Engines:
             return out
         except Exception as e:  # reported to the Go side, which fails the test
             return {"ok": False, "error": "%s: %s\n%s" % (type(e).__name__, e, traceback.format_exc(limit=4))}
+
+
+def dec(v):
+    """Decodes a typed string (see enc) back to a Python value."""
+    if v == "null":
+        return None
+    tag, _, body = v.partition(":")
+    if tag == "b":
+        return body == "true"
+    if tag == "i":
+        return int(body)
+    if tag == "f":
+        return float("nan") if body == "NaN" else struct.unpack(">d", bytes.fromhex(body))[0]
+    if tag == "d":
+        return decimal.Decimal(body)
+    if tag == "s":
+        return body
+    if tag == "x":
+        return base64.b64decode(body)
+    if tag == "date":
+        return _EPOCH_DATE + datetime.timedelta(days=int(body))
+    if tag == "time":
+        n = int(body)
+        return datetime.time(n // 3600000000, n // 60000000 % 60, n // 1000000 % 60, n % 1000000)
+    if tag == "ts":
+        return _EPOCH + datetime.timedelta(microseconds=int(body))
+    raise ValueError("cannot decode %r" % v)
+
+
+def expr(f):
+    """Builds a PyIceberg expression from its JSON form:
+    {"op":"eq|ne|lt|le|gt|ge","col":C,"value":typed} | {"op":"is_null|not_null|is_nan|not_nan","col":C}
+    | {"op":"and|or","args":[...]} | {"op":"not","arg":...}."""
+    from pyiceberg import expressions as x
+
+    op = f["op"]
+    binary = {"eq": x.EqualTo, "ne": x.NotEqualTo, "lt": x.LessThan, "le": x.LessThanOrEqual, "gt": x.GreaterThan, "ge": x.GreaterThanOrEqual}
+    unary = {"is_null": x.IsNull, "not_null": x.NotNull, "is_nan": x.IsNaN, "not_nan": x.NotNaN}
+    if op in binary:
+        return binary[op](f["col"], dec(f["value"]))
+    if op in unary:
+        return unary[op](f["col"])
+    if op in ("and", "or"):
+        args = [expr(a) for a in f["args"]]
+        out = args[0]
+        for a in args[1:]:
+            out = x.And(out, a) if op == "and" else x.Or(out, a)
+        return out
+    if op == "not":
+        return x.Not(expr(f["arg"]))
+    raise ValueError("unknown filter op %r" % op)
 
 
 def arrow_rows(t):

@@ -85,7 +85,7 @@ func Encode(arr arrow.Array, i int) any {
 	case *array.LargeString:
 		return "s:" + a.Value(i)
 	case *extensions.UUIDArray:
-		return "uuid:" + a.Value(i).String()
+		return "s:" + a.Value(i).String() // as Spark reads a uuid
 	case *array.Binary:
 		return "x:" + base64.StdEncoding.EncodeToString(a.Value(i))
 	case *array.LargeBinary:

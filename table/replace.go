@@ -55,7 +55,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if rows == nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, ErrNilInput)
 	}
-	tbl, err := w.refresh(ctx)
+	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -69,9 +69,6 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if key != nil {
 		if key.SpecID() != spec.ID() {
 			return commit.Result{}, fmt.Errorf("%s: %w: key is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, key.SpecID(), spec.ID())
-		}
-		if err := commit.Precheck(ctx, tbl, spec, []partition.Key{*key}); err != nil {
-			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
 		if err := checkPathSafe(tbl, spec, *key); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -160,6 +157,7 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 		Lock:            w.cfg.lock,
 		TableProperties: mappingUpdate,
 		Committed:       w.setTable,
+		Branch:          w.cfg.branch,
 	}
 }
 

@@ -68,9 +68,13 @@ var (
 // The result counts, as for a replace, every row the rewritten
 // partitions held (DeletedRows) and hold now (AddedRows). A rerun whose
 // merge gives exactly the content the partitions already hold, from the
-// same code version, makes no snapshot (Unchanged). Partitions with rows in
-// files of an older partition spec, or with row-level delete files, are
-// refused with [commit.ErrUnsupported]: ReplacePartition them first.
+// same code version, makes no snapshot (Unchanged). A partition's current
+// rows are those its row-level delete files leave (position deletes,
+// deletion vectors, equality deletes); the rewrite drops those delete
+// files with the partition's data files. Partitions with rows in files of
+// an older partition spec are refused with [commit.ErrUnsupported]:
+// ReplacePartition them first. On format v3 the rewritten rows get new
+// row ids (_row_id); see the README's caveats.
 func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns ...string) (commit.Result, error) {
 	op := fmt.Sprintf("table: upsert into %s by (%s)", w.name, strings.Join(keyColumns, ", "))
 	if rows == nil {
@@ -79,7 +83,7 @@ func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns
 	if len(keyColumns) == 0 {
 		return commit.Result{}, fmt.Errorf("%s: %w: no key columns", op, ErrBadUpsertKey)
 	}
-	tbl, err := w.refresh(ctx)
+	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -140,9 +144,6 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 		}
 		return r, nil
 	}
-	if err := commit.Precheck(ctx, tbl, u.spec, keys); err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", u.op, err)
-	}
 	pol := u.cfg.policy
 	if pol.Attempts == 0 {
 		pol.Attempts = commit.DefaultPolicy.Attempts
@@ -184,7 +185,7 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 		case err == nil:
 			return u.done(ctx, result, parts)
 		case errors.As(err, &moved) && attempts < pol.Attempts:
-			if tbl, err = u.w.refresh(ctx); err != nil {
+			if tbl, err = u.w.head(ctx); err != nil {
 				return result, errors.Join(fmt.Errorf("%s: %w", u.op, err), removeAll())
 			}
 			if tbl.Schema().ID != u.schemaID || tbl.Metadata().DefaultPartitionSpec() != u.spec.ID() {

@@ -20,7 +20,8 @@ import (
 )
 
 // merged is the new content of one partition, written to staged files,
-// and the data files of the partition it was computed from.
+// and the files of the partition (data and delete files) it was computed
+// from.
 type merged struct {
 	part commit.Part
 	base []string // sorted paths of the files merged from
@@ -70,12 +71,13 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	if err != nil {
 		return nil, err
 	}
-	m := &merged{st: newStager(ctx, tbl, u.res.Schema(), u.cfg)}
-	base := make([]iceberg.DataFile, len(tasks))
-	for i, t := range tasks {
-		base[i] = t.File
+	// The partition's files as the commit plans them (data files and the
+	// delete files of the partition): its Verify compares them again.
+	base, err := commit.Files(ctx, tbl, u.spec, []partition.Key{k})
+	if err != nil {
+		return nil, err
 	}
-	m.base = paths(base)
+	m := &merged{st: newStager(ctx, tbl, u.res.Schema(), u.cfg), base: paths(base[k])}
 	var sum fingerprint.Sum
 	add := func(rec arrow.RecordBatch) error {
 		if rec.NumRows() == 0 {

@@ -23,6 +23,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"hash"
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -110,8 +111,10 @@ func (s *Sum) String() string {
 // Every value is self-delimiting given the schema, so two different rows
 // of one schema never encode to the same bytes.
 type canonical struct {
-	cols []encoder
-	buf  []byte
+	cols   []encoder
+	buf    []byte
+	sha    hash.Hash // SHA-256, reused: cheaper per row than sha256.Sum256
+	digest []byte
 }
 
 // encoder appends the canonical bytes of row i of one array.
@@ -132,14 +135,22 @@ func (c *canonical) row(dst []byte, i int) []byte {
 }
 
 func (c *canonical) hash(i int) Hash {
+	if c.sha == nil {
+		c.sha = sha256.New()
+	}
 	c.buf = c.row(c.buf[:0], i)
-	sum := sha256.Sum256(c.buf)
-	return Hash(sum[:16])
+	c.sha.Reset()
+	c.sha.Write(c.buf)
+	c.digest = c.sha.Sum(c.digest[:0])
+	return Hash(c.digest[:16])
 }
 
 // newEncoder returns the encoder of a's values; it handles every Arrow
 // type.
 func newEncoder(a arrow.Array) encoder {
+	if a.Len() == 0 { // no row to encode; its buffers may be absent
+		return func(dst []byte, _ int) []byte { return dst }
+	}
 	var value encoder
 	switch a := a.(type) {
 	case *array.Null:
@@ -227,14 +238,16 @@ func newEncoder(a arrow.Array) encoder {
 // temporal types, intervals, fixed-size binary) as their bytes.
 func fixedWidth(a arrow.Array) encoder {
 	fw, ok := a.DataType().(arrow.FixedWidthDataType)
-	bufs := a.Data().Buffers()
-	if !ok || fw.BitWidth()%8 != 0 || len(bufs) < 2 || bufs[1] == nil {
+	if !ok || fw.BitWidth()%8 != 0 {
 		// No Arrow type is left but future ones: fail loudly rather than
 		// hash something that is not the value.
 		panic(fmt.Sprintf("fingerprint: no canonical encoding for Arrow type %s", a.DataType()))
 	}
 	w := fw.BitWidth() / 8
-	raw := bufs[1].Bytes()[a.Data().Offset()*w:]
+	var raw []byte // absent only when every value is null: never read
+	if bufs := a.Data().Buffers(); len(bufs) > 1 && bufs[1] != nil {
+		raw = bufs[1].Bytes()[a.Data().Offset()*w:]
+	}
 	return func(dst []byte, i int) []byte { return append(dst, raw[i*w:(i+1)*w]...) }
 }
 
