@@ -183,3 +183,38 @@ func check(t *testing.T, mode string, c *calls) {
 		assert.LessOrEqual(t, quantiles(c.attempts)[2], 4, "p99 attempts with the commit lock")
 	}
 }
+
+// TestPostgresLockWaitsPastOneSlice: a writer waiting for the commit lock
+// longer than one lock_timeout slice (5 s) keeps waiting and gets it once
+// the holder releases it, instead of failing (or hitting the driver's
+// read timeout on one long call).
+func TestPostgresLockWaitsPastOneSlice(t *testing.T) {
+	uri := os.Getenv("ICERUN_PG_URI")
+	if uri == "" {
+		if required("pg") {
+			t.Fatal("ICERUN_PG_URI is not set")
+		}
+		t.Skip("ICERUN_PG_URI is not set")
+	}
+	db, err := sql.Open(pgDriver, uri)
+	require.NoError(t, err)
+	defer db.Close()
+	lock := commit.PostgresLock(db)
+	ident := []string{"it_" + randomID(), "locked"}
+	unlock, err := lock.Lock(context.Background(), ident)
+	require.NoError(t, err)
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(7 * time.Second)
+		close(released)
+		unlock()
+	}()
+	unlock2, err := lock.Lock(context.Background(), ident)
+	require.NoError(t, err, "waiting past one 5 s slice")
+	select {
+	case <-released:
+	default:
+		t.Fatal("got the lock while another session held it")
+	}
+	unlock2()
+}
