@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strconv"
@@ -78,10 +79,16 @@ func Measure(ctx context.Context, tbl *icetable.Table) (Stats, error) {
 		return st, nil
 	}
 	err = lister.WalkDir(strings.TrimSuffix(tbl.Location(), "/")+"/metadata", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+		if err == nil && d.IsDir() {
+			return nil
 		}
-		info, err := d.Info()
+		var info fs.FileInfo
+		if err == nil {
+			info, err = d.Info()
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed during the walk by another writer's commit (a lost attempt's files, pruned metadata)
+		}
 		if err != nil {
 			return err
 		}

@@ -87,6 +87,10 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 	if w == nil || job == nil {
 		return Report{}, fmt.Errorf("%w: nil writer or job", ErrBadOption)
 	}
+	if h := cfg.hygiene; w.Branch() != "" && (h.KeepSnapshots > 0 || h.ExpireRetainLast > 0) {
+		// Expiry keeps main's ancestry; a branch's writes are not on it.
+		return Report{}, fmt.Errorf("%w: snapshot expiry with a writer on branch %s", ErrBadOption, w.Branch())
+	}
 	keys = cfg.shard.keys(keys)
 	r := &runner{w: w, job: job, cfg: cfg, rep: Report{Total: len(keys)}}
 	if cfg.clock != nil {
@@ -99,7 +103,11 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 	if r.rep.Before, err = Measure(ctx, tbl); err != nil {
 		return r.rep, fmt.Errorf("backfill: measure: %w", err)
 	}
-	todo := r.skipDone(ctx, tbl, cfg.order.apply(keys))
+	onBranch, err := commit.OnBranch(tbl, w.Branch()) // resume reads the writer's branch
+	if err != nil {
+		return r.rep, fmt.Errorf("backfill: %w", err)
+	}
+	todo := r.skipDone(ctx, onBranch, cfg.order.apply(keys))
 	if len(todo) > 0 { // a run with nothing to do writes no metadata
 		if err := cfg.hygiene.setProperties(ctx, w); err != nil {
 			return r.rep, fmt.Errorf("backfill: set metadata properties: %w", err)

@@ -29,6 +29,8 @@ type config struct {
 	maxWriters  int
 	upsertOrder string // options_upsert.go
 	contract    *schema.Contract
+	branch      string // options_branch.go; "" is main
+	force       bool
 	// observe.go
 	logger         *slog.Logger
 	tracerProvider trace.TracerProvider

@@ -101,21 +101,7 @@ func (s *stager) sorted(cfg config) error {
 		return err
 	}
 	s.write = view
-	s.sort = &sorter{ctx: s.ctx, tbl: s.tbl, sc: s.schema, cfg: cfg, order: order, runRows: cfg.splitRows,
-		prepare: func(run *stager) error {
-			// Runs are read once, by the merge: not worth compressing.
-			spill := map[string]string{icetable.ParquetCompressionKey: "uncompressed"}
-			var err error
-			if run.write, err = viewOf(s.write, spill, false); err != nil || s.keyed == nil {
-				return err
-			}
-			k := *s.keyed
-			if k.view, err = viewOf(k.view, spill, false); err != nil {
-				return err
-			}
-			run.keyed = &k
-			return nil
-		}}
+	s.sort = &sorter{ctx: s.ctx, tbl: s.tbl, sc: s.schema, order: order, runRows: cfg.splitRows}
 	return nil
 }
 
@@ -185,7 +171,10 @@ func (s *stager) start() {
 				}
 			}
 			s.mu.Lock()
-			if err != nil && s.err == nil {
+			if err != nil && (s.err == nil || errors.Is(s.err, icetable.ErrWriterClosed) && !errors.Is(err, icetable.ErrWriterClosed)) {
+				// iceberg-go reports a writer that stopped on an error
+				// as closed before (or instead of) that error: the
+				// error, when it comes, is the cause to report.
 				s.err = err
 				s.cancel(err)
 			}

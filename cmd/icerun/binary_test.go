@@ -85,7 +85,7 @@ func TestBinaryHelp(t *testing.T) {
 	require.Contains(t, errs, "commands:")
 
 	flags := map[string][]string{
-		"replace":  {"-file", "-key", "-code-version", "-catalog", "-warehouse"},
+		"replace":  {"-file", "-key", "-code-version", "-catalog", "-warehouse", "-branch"},
 		"backfill": {"-redo", "-keep-snapshots", "-code-version", "-dir"},
 		"cleanup":  {"-any-age", "-min-age", "-delete"},
 		"create":   {"-schema-from", "-schema", "-partition", "-format-version", "-property"},
@@ -94,6 +94,7 @@ func TestBinaryHelp(t *testing.T) {
 		"describe": {"-snapshots"},
 		"plan":     {"-key", "-file"},
 		"history":  {"-table"},
+		"publish":  {"-branch", "-force"},
 	}
 	for _, c := range commands {
 		code, out, errs := exe(t, dir, nil, c.name, "-h")

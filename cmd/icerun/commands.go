@@ -31,6 +31,7 @@ func replaceCmd(ctx context.Context, e *env, args []string) error {
 	keyText := fs.String("key", "", "partition key, e.g. event_date=2026-07-14 (several fields joined by /)")
 	var paths stringList
 	fs.Var(&paths, "file", "Parquet file or folder with the partition's rows (repeatable; folders are read recursively, Hive col=value folders included)")
+	branchFlag(e, fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}

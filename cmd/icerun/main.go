@@ -10,6 +10,7 @@
 //	icerun expire   db.t -older-than 120h -retain-last 10
 //	icerun cleanup  db.t [-min-age 6h | -any-age] [-delete]
 //	icerun drop     db.t [-purge]
+//	icerun publish  db.t -branch audit [-force]   (replace -branch audit writes to a branch)
 //
 // The table is the first argument or -table. The catalog is the embedded
 // SQLite catalog in ./warehouse (-warehouse, ICERUN_WAREHOUSE) unless
@@ -79,6 +80,7 @@ var commands = []command{
 	{"expire", "TABLE [-older-than D] [-retain-last N] [flags]", "expire old snapshots and their files, keeping icerun's lineage", expireCmd},
 	{"cleanup", "TABLE [-min-age D | -any-age] [-delete] [flags]", "list (or delete) files no snapshot references", cleanupCmd},
 	{"drop", "TABLE [-purge] [flags]", "drop a table from the catalog (and delete its files with -purge)", dropCmd},
+	{"publish", "TABLE -branch NAME [-force] [flags]", "publish a write-audit-publish branch (replace -branch NAME) onto main", publishCmd},
 }
 
 func lookup(name string) *command {
@@ -145,6 +147,7 @@ type env struct {
 	tableName, runID, codeVersion string
 	props                         map[string]string // of the named catalog, for redaction
 	tableArg                      bool              // the table was given as an argument
+	branch                        string            // -branch of a writing command; "" is main
 }
 
 // flags returns the command's flag set with the shared flags.
@@ -228,8 +231,8 @@ func (e *env) ident() (icetable.Identifier, error) {
 	return parts, nil
 }
 
-// writer opens the table's writer with the shared options.
-func (e *env) writer(ctx context.Context) (*table.Writer, error) {
+// writer opens the table's writer with the shared options, and more.
+func (e *env) writer(ctx context.Context, more ...table.Option) (*table.Writer, error) {
 	ident, err := e.ident()
 	if err != nil {
 		return nil, err
@@ -245,7 +248,10 @@ func (e *env) writer(ctx context.Context) (*table.Writer, error) {
 	if e.runID != "" {
 		opts = append(opts, table.WithRunID(e.runID))
 	}
-	return table.Open(ctx, cat, ident, opts...)
+	if e.branch != "" {
+		opts = append(opts, table.WithBranch(e.branch))
+	}
+	return table.Open(ctx, cat, ident, append(opts, more...)...)
 }
 
 // loadTable loads the table without a writer.
