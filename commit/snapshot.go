@@ -96,6 +96,9 @@ func stage(ctx context.Context, tbl *icetable.Table, kind Kind, del, add []icebe
 	if kept, err = p.mergeSmall(kept, pend); err != nil {
 		return nil, err
 	}
+	for i, mf := range kept {
+		kept[i] = p.repaired(mf)
+	}
 	written, err := p.write(pend)
 	if err != nil {
 		return nil, err
@@ -430,6 +433,30 @@ func (p *producer) summarised(mf iceberg.ManifestFile, entries []iceberg.Manifes
 		return mf
 	}
 
+	return withSummaries(mf, sums)
+}
+
+// repaired is mf, a manifest the new snapshot keeps from its parent, with
+// the empty-value bounds its writer left null restored
+// ([partition.Spec.RepairSummaries]), so that the manifest list this
+// commit writes is readable by Java's filtered scans even for manifests
+// written before icerun wrote its own summaries, or by other writers.
+func (p *producer) repaired(mf iceberg.ManifestFile) iceberg.ManifestFile {
+	s := p.spec(mf.PartitionSpecID())
+	if s == nil || mf.ManifestContent() != iceberg.ManifestContentData ||
+		mf.AddedDataFiles()+mf.ExistingDataFiles()+mf.DeletedDataFiles() == 0 {
+		return mf
+	}
+	sums, changed := s.RepairSummaries(mf.Partitions())
+	if !changed {
+		return mf
+	}
+
+	return withSummaries(mf, sums)
+}
+
+// withSummaries is mf with partition field summaries sums.
+func withSummaries(mf iceberg.ManifestFile, sums []iceberg.FieldSummary) iceberg.ManifestFile {
 	return iceberg.NewManifestFile(mf.Version(), mf.FilePath(), mf.Length(), mf.PartitionSpecID(), mf.SnapshotID()).
 		SequenceNum(mf.SequenceNum(), mf.MinSequenceNum()).
 		Content(mf.ManifestContent()).
