@@ -437,7 +437,7 @@ func (p *producer) summarised(mf iceberg.ManifestFile, entries []iceberg.Manifes
 }
 
 // repaired is mf, a manifest the new snapshot keeps from its parent, with
-// the empty-value bounds its writer left null restored
+// the empty-value lower bounds its writer left null restored
 // ([partition.Spec.RepairSummaries]), so that the manifest list this
 // commit writes is readable by Java's filtered scans even for manifests
 // written before icerun wrote its own summaries, or by other writers.

@@ -368,14 +368,15 @@ func boundBytes(v any) ([]byte, error) {
 }
 
 // RepairSummaries returns sums, the partition field summaries of a
-// manifest of spec s that lists at least one file, with the bounds that a
-// writer like iceberg-go v0.7.0 left null for empty strings and byte
-// strings set to zero-length bytes, and whether it changed any. Such a
-// writer serialises the empty value to nil bytes, which Avro writes as
-// null, and Java readers then skip every partition of the manifest. Only
-// string and binary fields are changed, and only where the summary proves
-// the empty value: an upper bound without a lower bound means the least
-// value was empty; no bounds and no null mean every value was empty.
+// manifest of spec s, with the lower bounds that a writer like iceberg-go
+// v0.7.0 left null for the empty string or byte string set to zero-length
+// bytes, and whether it changed any. Such a writer serialises the empty
+// value to nil bytes, which Avro writes as null, and Java readers then skip
+// every partition of the manifest. Only string and binary fields with an
+// upper bound and no lower bound change: their least value was empty, and
+// the empty value is below every other, so the repaired bound never
+// excludes a value. A field without bounds is left alone: that every value
+// was empty cannot be told from a writer that wrote no bounds.
 func (s *Spec) RepairSummaries(sums []iceberg.FieldSummary) ([]iceberg.FieldSummary, bool) {
 	if len(sums) != len(s.fields) {
 		return sums, false
@@ -383,19 +384,13 @@ func (s *Spec) RepairSummaries(sums []iceberg.FieldSummary) ([]iceberg.FieldSumm
 	out, changed := sums, false
 	for i := range s.fields {
 		f, sum := &s.fields[i], sums[i]
-		if f.tk == transformVoid || (f.vt.kind != kindString && f.vt.kind != kindBinary) || sum.LowerBound != nil {
-			continue
-		}
-		if sum.UpperBound == nil && sum.ContainsNull {
+		if f.tk == transformVoid || (f.vt.kind != kindString && f.vt.kind != kindBinary) || sum.LowerBound != nil || sum.UpperBound == nil {
 			continue
 		}
 		if !changed {
 			out, changed = slices.Clone(sums), true
 		}
 		out[i].LowerBound = &[]byte{}
-		if sum.UpperBound == nil {
-			out[i].UpperBound = &[]byte{}
-		}
 	}
 
 	return out, changed

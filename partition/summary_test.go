@@ -712,7 +712,7 @@ func TestRepairSummaries(t *testing.T) {
 		changed bool
 	}{
 		{"least value empty", "s", sum(nil, "k6", false), iceberg.FieldSummary{ContainsNaN: ptr(false), LowerBound: empty, UpperBound: bin("k6")}, true},
-		{"every value empty", "s", sum(nil, nil, false), iceberg.FieldSummary{ContainsNaN: ptr(false), LowerBound: empty, UpperBound: empty}, true},
+		{"no bounds, no null: not provably empty", "s", sum(nil, nil, false), sum(nil, nil, false), false},
 		{"binary, least value empty", "bin", sum(nil, []byte{1}, true), iceberg.FieldSummary{ContainsNull: true, ContainsNaN: ptr(false), LowerBound: empty, UpperBound: bin([]byte{1})}, true},
 		{"only nulls", "s", sum(nil, nil, true), sum(nil, nil, true), false},
 		{"sound", "s", sum("a", "b", false), sum("a", "b", false), false},
