@@ -24,6 +24,19 @@
 // the lineage in the snapshot summaries (table.LastWrites), so a run
 // interrupted midway and started again does only what is left.
 //
+// # Across machines
+//
+// The writers are stateless: the catalog is the coordinator and the
+// object store holds the data, so a backfill scales out as more processes
+// against the same catalog. [WithShard](i, n) gives worker i of n its share
+// of the keys by a hash of each key's text ([ShardOf]), not by position: a
+// longer range keeps every key's worker. Each worker commits its keys
+// [WithKeysPerSnapshot] at a time, and resumes from the lineage that every
+// worker commits, so a worker killed and started again skips what any
+// worker finished. [Report].Conflicts counts the commits that lost a race
+// to another worker and were re-planned. The catalog's commit rate is the
+// limit: more keys per snapshot means fewer commits for the same keys.
+//
 // # Metadata hygiene
 //
 // Each commit adds a snapshot and a metadata.json; manifests stay bounded

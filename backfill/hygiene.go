@@ -173,7 +173,7 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 		if _, err = txn.Commit(ctx); err != nil {
 			// Not committed (a conflict is retried with a new file). Kept
 			// when the outcome cannot be known: the table may name it.
-			if commit.IsConflict(err) {
+			if transient(err) {
 				_ = fsys.Remove(path)
 			}
 			return true, err
@@ -200,16 +200,17 @@ func newestExpired(before, after icetable.Metadata) (int64, bool) {
 }
 
 // retry runs a maintenance commit on the latest table state, again when a
-// concurrent commit (another worker's) made it conflict. Maintenance
-// commits change no data, so a blind retry on a fresh state is safe.
+// concurrent commit (another worker's) made it conflict or pruned the
+// metadata file it loaded. Maintenance commits change no data, so a blind
+// retry on a fresh state is safe.
 func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (bool, error)) error {
 	var err error
-	for range 10 {
+	for range reloadAttempts {
 		var tbl *icetable.Table
-		if tbl, err = w.Refresh(ctx); err != nil {
+		if tbl, err = refresh(ctx, w); err != nil {
 			return err
 		}
-		if _, err = fn(tbl); err == nil || !commit.IsConflict(err) {
+		if _, err = fn(tbl); err == nil || !transient(err) {
 			return err
 		}
 		// Lost a race: the catalog may have kept the metadata file it

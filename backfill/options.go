@@ -27,6 +27,7 @@ type config struct {
 	progress    func(Progress)
 	clock       func() time.Time
 	hygiene     Hygiene
+	shard       shard
 }
 
 // Defaults of the options.

@@ -46,13 +46,18 @@ type Failure struct {
 
 // Report is the outcome of a run.
 type Report struct {
-	Total     int // keys asked for
+	Total     int // keys asked for (the shard's keys under WithShard)
 	Written   int // keys replaced by a new snapshot
 	Unchanged int // keys that already held their rows: no snapshot
 	Skipped   int // keys skipped by SkipDone
 	Failed    []Failure
 	Rows      int64 // rows the jobs produced
 	Commits   int   // snapshots made by replacements
+	// Conflicts counts the commit attempts of successful groups that lost
+	// a race with another writer and were re-planned on the new table
+	// state (commit.Result.Attempts - 1, summed); Retries counts the
+	// attempts of groups beyond their first (the jobs called again).
+	Conflicts, Retries int
 	// Before and After describe the table's metadata at the start and
 	// at the end of the run (after the hygiene).
 	Before, After Stats
@@ -82,11 +87,12 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 	if w == nil || job == nil {
 		return Report{}, fmt.Errorf("%w: nil writer or job", ErrBadOption)
 	}
+	keys = cfg.shard.keys(keys)
 	r := &runner{w: w, job: job, cfg: cfg, rep: Report{Total: len(keys)}}
 	if cfg.clock != nil {
 		r.start = cfg.clock()
 	}
-	tbl, err := w.Refresh(ctx)
+	tbl, err := refresh(ctx, w)
 	if err != nil {
 		return r.rep, fmt.Errorf("backfill: %w", err)
 	}
@@ -109,7 +115,7 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 			return r.rep, fmt.Errorf("backfill: expire snapshots: %w", err)
 		}
 	}
-	if tbl, err = w.Refresh(hctx); err == nil {
+	if tbl, err = refresh(hctx, w); err == nil {
 		r.rep.After, err = Measure(hctx, tbl)
 	}
 	if err != nil {
@@ -225,6 +231,10 @@ func (r *runner) runGroup(ctx context.Context, group []partition.Key) *Failure {
 	r.done += len(group)
 	r.doneHere += len(group)
 	r.rep.Rows += rows
+	r.rep.Retries += n - 1
+	if err == nil {
+		r.rep.Conflicts += max(res.Attempts-1, 0)
+	}
 	switch {
 	case err != nil:
 		f = &Failure{Keys: group, Attempts: n, Err: err}

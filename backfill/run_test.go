@@ -36,6 +36,19 @@ func setup(t *testing.T, opts ...table.Option) (catalog.Catalog, icetable.Identi
 	return cat, ident, w, keys(t, w, days)
 }
 
+// shared creates the fact_orders table; open opens a writer of it through
+// a catalog handle of its own, as another process would.
+func shared(t *testing.T, opts ...table.Option) (catalog.Catalog, icetable.Identifier, func() *table.Writer) {
+	t.Helper()
+	cat, dir := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, nil)
+	return cat, ident, func() *table.Writer {
+		w, err := table.Open(context.Background(), catalogtest.Open(t, dir), ident, opts...)
+		require.NoError(t, err)
+		return w
+	}
+}
+
 func keys(t *testing.T, w *table.Writer, n int) []partition.Key {
 	t.Helper()
 	tbl := w.Table()
@@ -161,6 +174,8 @@ func TestFailures(t *testing.T) {
 		rep, err := backfill.Run(ctx, w, ks, job, backfill.WithRetries(1))
 		require.NoError(t, err)
 		require.Equal(t, days, rep.Written)
+		require.Equal(t, 1, rep.Retries, "the 25th's job ran twice")
+		require.Zero(t, rep.Conflicts, "one writer")
 	})
 	always := func(ctx context.Context, k partition.Key) (array.RecordReader, error) {
 		if bad(k) {
@@ -288,4 +303,52 @@ func TestRowOutsideItsJobsKey(t *testing.T) {
 			require.Empty(t, catalogtest.CanonicalScan(t, cat, ident), "nothing may be committed")
 		})
 	}
+}
+
+// TestConflictsCounted: while the runner reads a key's rows, another
+// writer commits; the runner's commit loses the race, is re-planned, and
+// the report counts the conflict (not a retry: the job ran once).
+func TestConflictsCounted(t *testing.T) {
+	ctx := context.Background()
+	_, _, open := shared(t)
+	w, other := open(), open()
+	ks := keys(t, w, 3)
+	racing := func(ctx context.Context, k partition.Key) (array.RecordReader, error) {
+		rows, err := orders(ctx, k)
+		if err != nil || k != ks[1] {
+			return rows, err
+		}
+		return &commitsFirst{RecordReader: rows, commit: func() error {
+			in, _ := orders(ctx, ks[2])
+			defer in.Release()
+			_, err := other.ReplacePartition(ctx, ks[2], in)
+			return err
+		}}, nil
+	}
+	rep, err := backfill.Run(ctx, w, ks[:2], racing)
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.Written)
+	require.Equal(t, 1, rep.Conflicts)
+	require.Zero(t, rep.Retries)
+}
+
+// commitsFirst runs commit (another writer's) before its first batch.
+type commitsFirst struct {
+	array.RecordReader
+	commit func() error
+	err    error
+}
+
+func (r *commitsFirst) Next() bool {
+	if r.commit != nil {
+		r.err, r.commit = r.commit(), nil
+	}
+	return r.err == nil && r.RecordReader.Next()
+}
+
+func (r *commitsFirst) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.RecordReader.Err()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
@@ -91,6 +92,8 @@ type step struct {
 	ctx  func() (context.Context, context.CancelFunc)
 	cat  func(cat catalog.Catalog) catalog.Catalog // the catalog the writer uses
 	opts []table.Option
+	// setup changes the fixture table before the step, e.g. a property.
+	setup func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier)
 }
 
 func labelsOf(rs ...row) func(*testing.T, catalog.Catalog, icetable.Identifier) array.RecordReader {
@@ -152,7 +155,7 @@ func ordersWith(c int, f *arrow.Field, fillCol func(b array.Builder, i int)) fun
 var errDisk = errors.New("disk on fire")
 
 func TestBadInput(t *testing.T) {
-	long := strings.Repeat("k", 10<<10)
+	long := strings.Repeat("k", table.MaxPathSegment-len("label=")) // the longest folder name allowed
 	cases := []struct {
 		name string
 		step step
@@ -190,7 +193,11 @@ func TestBadInput(t *testing.T) {
 		{"key a-slash-b with rows of a", step{table: labels, key: "label=a%2Fb", rows: labelsOf(row{str("a"), nil})}, partition.ErrRowOutside},
 		{"key percent-25 with rows of percent", step{table: labels, key: "label=%2525", rows: labelsOf(row{str("%"), nil})}, partition.ErrRowOutside},
 		{"unicode key with rows of its ASCII look-alike", step{table: labels, key: "label=%C3%A9t%C3%A9", rows: labelsOf(row{str("ete"), nil})}, partition.ErrRowOutside},
-		{"10 KB key with rows one byte off", step{table: labels, key: "label=" + long, rows: labelsOf(row{str(long[1:] + "j"), nil})}, partition.ErrRowOutside},
+		{"249-byte key with rows one byte off", step{table: labels, key: "label=" + long, rows: labelsOf(row{str(long[1:] + "j"), nil})}, partition.ErrRowOutside},
+		{"folder name over 255 bytes", step{table: labels, key: "label=" + long + "k", rows: labelsOf(row{str(long + "k"), nil})}, table.ErrUnsafePartitionValue},
+		{"10 KB key", step{table: labels, key: "label=" + strings.Repeat("k", 10<<10), rows: labelsOf(row{str(strings.Repeat("k", 10<<10)), nil})}, table.ErrUnsafePartitionValue},
+		{"unicode value over 255 bytes", step{table: labels, key: "label=" + strings.Repeat("%C3%A9", 125), rows: labelsOf(row{str(strings.Repeat("é", 125)), nil})}, table.ErrUnsafePartitionValue},
+		{"folder name over 255 bytes in a dynamic replace", step{table: labels, rows: labelsOf(row{str("ok"), nil}, row{str(long + "k"), nil})}, table.ErrUnsafePartitionValue},
 		{"empty value for a date", step{table: orders, key: "event_date=", rows: ordersOf(nil)}, partition.ErrMalformedKey},
 		{"impossible date", step{table: orders, key: "event_date=2026-13-45", rows: ordersOf(nil)}, partition.ErrMalformedKey},
 		{"unknown partition field", step{table: orders, key: "nope=1", rows: ordersOf(nil)}, partition.ErrMalformedKey},
@@ -223,6 +230,15 @@ func TestBadInput(t *testing.T) {
 				require.NoError(t, err)
 			}}
 		}}, commit.ErrTableChanged},
+		{"batch with reordered columns midway", step{table: orders, key: day0Key, rows: ordersThen(swapColumns(0, 1))}, schema.ErrIncompatibleType},
+		{"string column becoming large_string midway", step{table: orders, key: day0Key, rows: ordersThen(largeStrings(3))}, schema.ErrIncompatibleType},
+		{"reordered columns midway in a dynamic replace", step{table: orders, rows: ordersThen(swapColumns(0, 1))}, schema.ErrIncompatibleType},
+		{"seconds overflowing microseconds", step{table: orders, key: day0Key, rows: ordersWith(4, &arrow.Field{Name: "event_ts", Type: &arrow.TimestampType{Unit: arrow.Second, TimeZone: "UTC"}}, func(b array.Builder, i int) {
+			b.(*array.TimestampBuilder).Append(arrow.Timestamp(math.MaxInt64 / 1000 * (int64(i) - 1)))
+		})}, schema.ErrIncompatibleType},
+		{"write.format.default=orc", step{table: orders, key: day0Key, rows: ordersOf(orderdata.Day(day0, 30)), setup: setProperty(icetable.WriteFormatDefaultKey, "orc")}, commit.ErrUnsupported},
+		{"write.format.default=avro", step{table: orders, key: day0Key, rows: ordersOf(orderdata.Day(day0, 30)), setup: setProperty(icetable.WriteFormatDefaultKey, "avro")}, commit.ErrUnsupported},
+		{"write.format.default=avro in a dynamic replace", step{table: labels, rows: labelsOf(row{str("a"), nil}), setup: setProperty(icetable.WriteFormatDefaultKey, "AVRO")}, commit.ErrUnsupported},
 		{"nil reader", step{table: orders, key: day0Key, rows: func(*testing.T, catalog.Catalog, icetable.Identifier) array.RecordReader { return nil }}, table.ErrNilInput},
 	}
 	// iceberg-go's partitioned writer sometimes drops the error of a failed
@@ -232,6 +248,9 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cat, ident, dir := fixture(t, tc.step.table)
+			if tc.step.setup != nil {
+				tc.step.setup(t, cat, ident)
+			}
 			scan, files := catalogtest.CanonicalScan(t, cat, ident), catalogtest.DataFiles(t, dir)
 			snaps := catalogtest.Snapshots(t, cat, ident)
 			schemaID := loadSchemaID(t, cat, ident)
@@ -279,6 +298,19 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	t.Logf("bad-input rows: %d", len(cases))
+}
+
+// setProperty sets a table property.
+func setProperty(key, value string) func(*testing.T, catalog.Catalog, icetable.Identifier) {
+	return func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) {
+		t.Helper()
+		tbl, err := cat.LoadTable(context.Background(), ident)
+		require.NoError(t, err)
+		txn := tbl.NewTransaction()
+		require.NoError(t, txn.SetProperties(iceberg.Properties{key: value}))
+		_, err = txn.Commit(context.Background())
+		require.NoError(t, err)
+	}
 }
 
 func loadSchemaID(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) int {

@@ -3,7 +3,9 @@ package badinput_test
 import (
 	"context"
 	"io/fs"
+	"slices"
 	"syscall"
+	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -12,6 +14,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/examples/orderdata"
 )
 
 // labels is a table partitioned by identity(label string); scores by
@@ -132,4 +136,77 @@ func (readOnlyIO) WriteFile(name string, _ []byte) error {
 
 func (readOnlyIO) Remove(name string) error {
 	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrPermission}
+}
+
+// switchingReader yields the batches of its reader, then tail: batches
+// whose schema is not the reader's Schema(), as a misbehaving producer
+// sends them.
+type switchingReader struct {
+	array.RecordReader
+	tail  []arrow.RecordBatch
+	owned []arrow.RecordBatch
+	cur   arrow.RecordBatch
+}
+
+func (r *switchingReader) Next() bool {
+	if r.RecordReader.Next() {
+		r.cur = r.RecordReader.RecordBatch()
+		return true
+	}
+	if len(r.tail) == 0 {
+		r.cur = nil
+		return false
+	}
+	r.cur, r.tail = r.tail[0], r.tail[1:]
+	return true
+}
+
+func (r *switchingReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *switchingReader) Record() arrow.RecordBatch      { return r.cur }
+
+func (r *switchingReader) Release() {
+	for _, b := range r.owned {
+		b.Release()
+	}
+	r.owned = nil
+	r.RecordReader.Release()
+}
+
+// ordersThen is 48 orders of day0 in batches of 16, then a batch of 16
+// more built by the orders' batch and reshaped by reshape.
+func ordersThen(reshape func(rec arrow.RecordBatch) arrow.RecordBatch) func(*testing.T, catalog.Catalog, icetable.Identifier) array.RecordReader {
+	return func(*testing.T, catalog.Catalog, icetable.Identifier) array.RecordReader {
+		os := orderdata.Day(day0, 64)
+		rec := orderdata.Batch(orderdata.ArrowSchema(), os[48:])
+		defer rec.Release()
+		last := reshape(rec)
+		return &switchingReader{RecordReader: orderdata.Reader(os[:48], 16), tail: []arrow.RecordBatch{last}, owned: []arrow.RecordBatch{last}}
+	}
+}
+
+// swapColumns returns rec with columns i and j swapped, names included.
+func swapColumns(i, j int) func(rec arrow.RecordBatch) arrow.RecordBatch {
+	return func(rec arrow.RecordBatch) arrow.RecordBatch {
+		fields, cols := rec.Schema().Fields(), slices.Clone(rec.Columns())
+		fields[i], fields[j] = fields[j], fields[i]
+		cols[i], cols[j] = cols[j], cols[i]
+		return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+	}
+}
+
+// largeStrings returns rec with string column c as a large_string column.
+func largeStrings(c int) func(rec arrow.RecordBatch) arrow.RecordBatch {
+	return func(rec arrow.RecordBatch) arrow.RecordBatch {
+		b := array.NewLargeStringBuilder(memory.DefaultAllocator)
+		defer b.Release()
+		src := rec.Column(c).(*array.String)
+		for i := range src.Len() {
+			b.Append(src.Value(i))
+		}
+		col := b.NewArray()
+		defer col.Release()
+		fields, cols := rec.Schema().Fields(), slices.Clone(rec.Columns())
+		fields[c].Type, cols[c] = arrow.BinaryTypes.LargeString, col
+		return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+	}
 }

@@ -1,8 +1,11 @@
 package commit
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strconv"
@@ -107,4 +110,66 @@ func metadataVersion(name string) (int, bool) {
 	}
 	v, err := strconv.Atoi(num)
 	return v, err == nil && v >= 0
+}
+
+// removeUnappliedMetadata removes the metadata file that a catalog wrote
+// for this call's commit (token) and then did not apply: iceberg-go's SQL
+// catalog writes the new metadata.json before its conditional update, and
+// keeps it when the update fails (a cancellation, a lost connection). now
+// is the table reloaded after the failure, which proved that the commit is
+// not in the table; the file is found among the metadata files newer than
+// base's that now's metadata log does not hold, by the token in its
+// snapshot summary. Files of other writers' commits, possibly still in
+// flight, never hold the token and are left alone. Best effort for
+// unreadable files; a removal that fails is returned.
+func removeUnappliedMetadata(ctx context.Context, base, now *icetable.Table, token string) error {
+	if now == nil || token == "" {
+		return nil
+	}
+	dir, baseName := path.Split(base.MetadataLocation())
+	v, ok := metadataVersion(baseName)
+	if !ok {
+		return nil
+	}
+	live := map[string]bool{path.Base(now.MetadataLocation()): true}
+	for e := range now.Metadata().PreviousFiles() {
+		live[path.Base(e.MetadataFile)] = true
+	}
+	fsys, err := now.FS(ctx)
+	if err != nil {
+		return err
+	}
+	lister, ok := fsys.(iceio.ListableIO)
+	if !ok {
+		return nil
+	}
+	var errs []error
+	_ = lister.WalkDir(strings.TrimSuffix(dir, "/"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		name := path.Base(p)
+		if n, ok := metadataVersion(name); !ok || n <= v || live[name] || !strings.HasSuffix(name, ".metadata.json") {
+			return nil
+		}
+		if holdsToken(fsys, p, token) {
+			if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+		return nil
+	})
+	return errors.Join(errs...)
+}
+
+// holdsToken reports whether the file at p contains token (a UUID, found
+// in the snapshot summary of a metadata file that this call's commit wrote).
+func holdsToken(fsys iceio.IO, p, token string) bool {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	return err == nil && bytes.Contains(b, []byte(token))
 }

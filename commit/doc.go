@@ -33,11 +33,26 @@
 //     reloads the table and looks for this call's commit token in the
 //     snapshot summaries. Found: the commit landed, and the call succeeds.
 //     Not found: the catalog did not apply it (SQL catalog commits are
-//     synchronous), and the error is returned. When the table cannot be
+//     synchronous); the attempt's manifests and the metadata file the
+//     catalog wrote for it (found by the commit token) are removed, and the
+//     error is returned, wrapping the context's cause when it ended. When the table cannot be
 //     reloaded, or a REST catalog answered "commit state unknown" (it may
 //     still apply the commit), the call fails with an
 //     [*UnknownOutcomeError] and the caller must not delete the new files:
 //     the table may reference them.
+//
+// Older-spec files are decided once per call ([Request].OldSpec) and the
+// decisions kept across attempts; the rewrites they made belong to the
+// call, and those the table does not reference when [Replace] returns
+// (made by an attempt that lost a race, or by a call that failed) are
+// removed.
+//
+// Row-level delete files are removed as Java's ReplacePartitions removes
+// them (see deletes.go): those of the replaced partitions, those older
+// than every data file left, and on format v3 the deletion vectors of
+// removed data files. On format v3 every snapshot assigns row lineage
+// (first-row-id, added-rows, the data manifests' first_row_id; see
+// rowlineage.go).
 //
 // iceberg-go's own commit retries (table property commit.retry.num-retries)
 // are not involved: the loop calls the catalog itself.

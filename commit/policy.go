@@ -9,13 +9,45 @@ import (
 
 // Policy is the retry budget of the commit loop. The zero value means
 // [DefaultPolicy].
+//
+// # Waits that favour the writer that has waited longest
+//
+// After its n-th conflict a writer waits a random time in a band that
+// shrinks with n: [w/2, w), where w starts at min(MaxBackoff, 8 x
+// MinBackoff) and halves with every conflict down to MinBackoff. With the
+// defaults the bands are 80-160 ms, 40-80 ms, 20-40 ms, then always
+// 10-20 ms ([PriorityBands] of them). The bands do not overlap, so of the
+// writers that lost a race, one that has lost more races retries first,
+// and its attempt (reload, plan, catalog call) is usually over before the
+// next band opens; the jitter within a band separates writers of the same
+// age.
+//
+// Why waits that shrink rather than the usual exponential growth: a writer
+// that has just lost lost to a commit that has just landed, and that
+// committer (typically a writer replacing another partition in a loop)
+// needs a whole write of its own before it commits again, so soon is when
+// the table is quiet. Growing waits put a starved writer at a random phase
+// of the other writer's cycle on every attempt, so a writer whose attempt
+// is slower than the other's cycle can lose every time (issue 15: 12 to 16
+// attempts, and ErrConflict after 20). The waits stay short, so the attempt
+// budget also bounds the time the call keeps trying.
+//
+// A first attempt made on a state the caller loaded before writing its
+// files ([Request].Base) that conflicts is retried at once on a fresh
+// load, without lowering the band: the state was old, no race was lost.
+//
+// Optimistic commits cannot promise progress against writers that commit
+// in a loop; a commit lock ([Locker], [PostgresLock]) does: writers that
+// share it commit in the order they asked for it.
 type Policy struct {
 	// Attempts is the most commit attempts, the first included. Default 20.
 	Attempts int
-	// MinBackoff is the wait after the first conflict; it doubles on each
-	// conflict, up to MaxBackoff, with full jitter. Default 20 ms.
+	// MinBackoff is the upper end of the shortest wait band, the one of a
+	// writer that has lost [PriorityBands] or more races: it waits between
+	// MinBackoff/2 and MinBackoff. Default 20 ms.
 	MinBackoff time.Duration
-	// MaxBackoff caps one wait. Default 2 s.
+	// MaxBackoff caps the first wait. Default 2 s (the first band, 8 x
+	// MinBackoff, is below it with the defaults).
 	MaxBackoff time.Duration
 	// Timeout bounds the whole loop. Default 5 min.
 	Timeout time.Duration
@@ -57,12 +89,13 @@ func (p Policy) Validate() error {
 	return err
 }
 
-// backoff is the wait before attempt n+1 after n conflicts (n >= 1): full
-// jitter over an exponentially growing window.
+// PriorityBands is the number of wait bands of the backoff; see [Policy].
+const PriorityBands = 4
+
+// backoff is the wait after n lost races (n >= 1): a random time in the
+// n-th band (see [Policy]).
 func (p Policy) backoff(n int) time.Duration {
-	w := p.MinBackoff << min(n-1, 20)
-	if w <= 0 || w > p.MaxBackoff {
-		w = p.MaxBackoff
-	}
-	return time.Duration(rand.Int64N(int64(w)) + 1)
+	w := min(p.MaxBackoff, p.MinBackoff<<(PriorityBands-1))
+	w = max(p.MinBackoff, w>>min(n-1, 30))
+	return w/2 + time.Duration(rand.Int64N(int64(w-w/2))) + 1
 }

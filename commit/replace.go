@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -60,14 +61,20 @@ type Request struct {
 	// Committed, when set, is called with the table state the commit
 	// produced (not after an Unchanged result or an outcome found by token).
 	Committed func(tbl *icetable.Table)
+	// Lock, when set, is held around every attempt's load, plan and
+	// commit (see [Locker]); Base is then not used, since a state loaded
+	// before the lock was taken may be stale.
+	Lock Locker
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
 // holds exactly its new files. See the package documentation for the loop.
 //
 // On error the caller owns req's files: it removes them, except after an
-// *UnknownOutcomeError.
-func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, error) {
+// *UnknownOutcomeError. The replacement files of older-spec decisions
+// (req.OldSpec) belong to Replace: when it returns, those that the table
+// does not reference are removed, whatever the outcome.
+func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result, err error) {
 	pol, err := req.Policy.withDefaults()
 	if err != nil {
 		return Result{}, err
@@ -75,32 +82,64 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
 	defer cancel()
 
+	decided := newDecisions() // older-spec decisions, kept across attempts
+	var last *icetable.Table  // the latest table state loaded
+	defer func() {
+		var unknown *UnknownOutcomeError
+		// Best effort: a rewrite left behind is for the orphan cleanup.
+		_ = decided.removeUnused(context.WithoutCancel(ctx), last, err == nil || errors.As(err, &unknown))
+	}()
+
 	keys := make(map[partition.Key]bool, len(req.Parts))
-	res := Result{}
 	for _, p := range req.Parts {
 		keys[p.Key] = true
 		res.Partitions = append(res.Partitions, p.Key.String())
 		res.AddedRows += p.Rows
 	}
 	slices.Sort(res.Partitions)
-	decided := make(map[string]Decision) // older-spec decisions, by path, kept across attempts
+	cache := newManifestCache() // manifests read, kept across attempts
+	// What a lost attempt leaves (its manifests, the metadata files of
+	// the commits that lost with it) is removed while the next attempt
+	// runs, not before it: the next attempt starts as soon as its wait
+	// ends. The call returns once that cleanup is done.
+	var cleanup sync.WaitGroup
+	defer cleanup.Wait()
 
+	// stale is 1 once a first attempt planned on req.Base conflicted: the
+	// state was old (the caller wrote its files after loading it), which
+	// is no lost race. That attempt counts against the budget, but it is
+	// retried at once, on a fresh load, and does not lower the priority
+	// band (see Policy).
+	stale := 0
 	for attempt := 1; ; attempt++ {
 		res.Attempts = attempt
+		unlock := func() {}
+		if req.Lock != nil {
+			u, err := req.Lock.Lock(ctx, req.Ident)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", req.Op, err)
+			}
+			unlock = u
+		}
 		tbl, err := req.Base, error(nil)
-		if attempt > 1 || tbl == nil {
+		onBase := attempt == 1 && tbl != nil && req.Lock == nil
+		if !onBase {
 			tbl, err = cat.LoadTable(ctx, req.Ident)
 		}
 		if err != nil {
+			unlock()
 			if errors.Is(err, catalog.ErrNoSuchTable) {
 				return res, fmt.Errorf("%s: %w: %w", req.Op, ErrTableChanged, err)
 			}
-			return res, fmt.Errorf("%s: load table: %w", req.Op, err)
+			return res, fmt.Errorf("%s: load table: %w", req.Op, withCause(ctx, err))
 		}
+		last = tbl
 		if err := req.sameTable(tbl); err != nil {
+			unlock()
 			return res, err
 		}
-		snap, err := req.attempt(ctx, cat, tbl, keys, decided, &res)
+		snap, err := req.attempt(ctx, cat, tbl, keys, decided, cache, &res)
+		unlock()
 		if err == nil {
 			res.SnapshotID = snap
 			return res, nil
@@ -121,26 +160,35 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (Result, err
 			return res, rerr
 		}
 		if !IsConflict(err) {
-			rerr := req.resolveUnknown(ctx, cat, err, &res)
+			now, rerr := req.resolveUnknown(ctx, cat, err, &res)
 			var unknown *UnknownOutcomeError
 			if rerr != nil && !errors.As(rerr, &unknown) && ce != nil {
-				// not applied: the attempt's manifests are garbage
-				if derr := ce.discard(); derr != nil {
+				// Not applied: the attempt's manifests are garbage, and so
+				// is the metadata file a catalog may have written for it.
+				if derr := errors.Join(ce.discard(), removeUnappliedMetadata(context.WithoutCancel(ctx), tbl, now, req.Token)); derr != nil {
 					rerr = fmt.Errorf("%w; %w", rerr, derr)
 				}
 			}
 			return res, rerr
 		}
-		if ce != nil {
-			_ = ce.discard() // best effort: the loop goes on; a cleanup removes what is left
-		}
-		if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
-			RemoveLostMetadata(context.WithoutCancel(ctx), tbl, now)
-		}
+		cleanup.Add(1)
+		go func(ctx context.Context, lost *icetable.Table) {
+			defer cleanup.Done()
+			if ce != nil {
+				_ = ce.discard() // best effort: the loop goes on; a cleanup removes what is left
+			}
+			if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
+				RemoveLostMetadata(ctx, lost, now)
+			}
+		}(context.WithoutCancel(ctx), tbl)
 		if attempt >= pol.Attempts {
 			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, ErrConflict, attempt, err)
 		}
-		t := time.NewTimer(pol.backoff(attempt))
+		if onBase {
+			stale = 1
+			continue
+		}
+		t := time.NewTimer(pol.backoff(attempt - stale))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -169,8 +217,8 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 
 // attempt plans and commits once against tbl. It returns the snapshot id
 // of the replacement (the current one when unchanged).
-func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided map[string]Decision, res *Result) (int64, error) {
-	p, err := planFiles(ctx, tbl, req.Spec, keys)
+func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided *decisions, cache *manifestCache, res *Result) (int64, error) {
+	p, err := planFiles(ctx, tbl, req.Spec, keys, cache)
 	if err != nil {
 		return 0, noRetry(err)
 	}
@@ -180,23 +228,22 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		}
 	}
 	var del, add []iceberg.DataFile
-	for _, f := range p.old {
-		d, ok := decided[f.FilePath()]
-		if !ok {
-			if req.OldSpec == nil {
-				return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
-			}
-			if d, err = req.OldSpec(ctx, tbl, f); err != nil {
-				return 0, noRetry(err)
-			}
-			decided[f.FilePath()] = d
+	decided.begin()
+	for _, t := range p.old {
+		f := t.File
+		if req.OldSpec == nil {
+			return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
+		}
+		d, err := decided.decide(ctx, tbl, t, req.OldSpec)
+		if err != nil {
+			return 0, noRetry(err)
 		}
 		if d.Delete {
 			del = append(del, f)
 			add = append(add, d.Replacement...)
 		}
 	}
-	unchanged := len(del) == 0
+	unchanged := len(del) == 0 && !p.global
 	fps, files := make([]string, len(req.Parts)), make([]string, len(req.Parts))
 	var recorded map[string]Record
 	if unchanged {
@@ -220,9 +267,12 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		}
 		return 0, nil
 	}
-	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), len(del), 0
+	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), 0, 0
 	for _, f := range del {
-		res.DeletedRows += f.Count()
+		if f.ContentType() == iceberg.EntryContentData { // delete files are not counted
+			res.DeletedFiles++
+			res.DeletedRows += f.Count()
+		}
 	}
 	for _, f := range add[:len(add)-countParts(req.Parts)] { // rewritten older-spec rows stay
 		res.DeletedRows -= f.Count()
@@ -233,7 +283,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			return 0, noRetry(err)
 		}
 	}
-	st, err := stage(ctx, tbl, req.Kind, del, add, req.summary(fps, files), setProps, p.entries)
+	st, err := stage(ctx, tbl, req.Kind, del, add, req.summary(fps, files), setProps, cache)
 	if err != nil {
 		return 0, noRetry(err)
 	}
@@ -300,24 +350,38 @@ func combine(fps []string) string {
 
 // resolveUnknown handles a commit error that is not a conflict: it may have
 // been applied. The table is reloaded (even when ctx is done) and searched
-// for our token.
-func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) error {
+// for our token; the reloaded table is returned with the outcome (nil when
+// it could not be loaded).
+//
+// When ctx ended, the error wraps its cause (see withCause).
+func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) (*icetable.Table, error) {
+	cerr = withCause(ctx, cerr)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	tbl, err := cat.LoadTable(rctx, req.Ident)
 	if err != nil {
-		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
+		return nil, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
 	}
 	if s := findToken(tbl.Metadata(), req.Token); s != nil {
 		res.SnapshotID = s.SnapshotID
-		return nil
+		return tbl, nil
 	}
 	if errors.Is(cerr, rest.ErrCommitStateUnknown) {
 		// A REST server said it does not know whether the commit applied
 		// (a 5xx): it may still apply after this reload. Keep the files.
-		return &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
+		return tbl, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
 	}
-	return fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
+	return tbl, fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
+}
+
+// withCause returns err wrapping the cause of ctx when ctx has ended and
+// err does not wrap it already: a cancellation can surface from a catalog
+// as another error (database/sql's ErrTxDone, a closed connection).
+func withCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w: %w", cause, err)
+	}
+	return err
 }
 
 // noRetryError marks an error raised before the catalog was called: it is
@@ -333,10 +397,15 @@ func noRetry(err error) error { return &noRetryError{err} }
 // partitions of: callers check it before writing anything, and the commit
 // loop checks it again on every attempt.
 func Supported(md icetable.Metadata) error {
-	switch {
-	case md.Version() >= 3:
-		return fmt.Errorf("%w: format version %d: iceberg-go v0.7.0 needs first_row_id (row lineage) set on pre-written data files, which icerun does not assign yet",
-			ErrUnsupported, md.Version())
+	format := md.Properties().Get(icetable.WriteFormatDefaultKey, icetable.WriteFormatDefaultDefault)
+	switch ff, err := iceberg.FileFormatFromString(format); {
+	case md.Version() > 3:
+		return fmt.Errorf("%w: format version %d: icerun writes format versions 1 to 3", ErrUnsupported, md.Version())
+	case err != nil || ff != iceberg.ParquetFile:
+		// iceberg-go v0.7.0 writes Parquet only; for ORC or Avro its writer
+		// fails on a nil file format.
+		return fmt.Errorf("%w: %s=%q: iceberg-go v0.7.0 writes Parquet data files only",
+			ErrUnsupported, icetable.WriteFormatDefaultKey, format)
 	}
 	return nil
 }

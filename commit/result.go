@@ -11,11 +11,11 @@ type Result struct {
 	SnapshotID   int64    // the snapshot that made the change (the current one when Unchanged)
 	Partitions   []string // canonical keys replaced, sorted
 	AddedFiles   int
-	DeletedFiles int
+	DeletedFiles int // data files removed (delete files the replacement dropped are not counted)
 	AddedRows    int64
-	DeletedRows  int64
-	Attempts     int  // commit attempts, 1 when there was no conflict
-	Unchanged    bool // the partitions already held exactly this input from this code: no new snapshot
+	DeletedRows  int64 // record counts of the removed data files, rows already deleted by delete files included
+	Attempts     int   // commit attempts, 1 when there was no conflict
+	Unchanged    bool  // the partitions already held exactly this input from this code: no new snapshot
 	// Ignored lists input fields that matched no table column and were
 	// ignored (schema.IgnoreUnknown).
 	Ignored []string
@@ -63,9 +63,10 @@ var (
 	// committing them. Nothing was committed.
 	ErrTableChanged = errors.New("commit: table changed under the writer")
 
-	// ErrUnsupported means the partition holds something icerun cannot
-	// replace exactly (e.g. merge-on-read delete files). Nothing was
-	// committed.
+	// ErrUnsupported means the table or partition holds something icerun
+	// cannot replace exactly (a format version above 3, a table file IO
+	// that cannot write, an Upsert of rows in older-spec files). Nothing
+	// was committed.
 	ErrUnsupported = errors.New("commit: unsupported table state")
 )
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math"
@@ -59,9 +60,10 @@ type producer struct {
 	commit  string // names its files
 	written []string
 	specs   map[int32]*partition.Spec
-	read    map[string][]iceberg.ManifestEntry // live entries of manifests already read
+	cache   *manifestCache     // manifests already read; nil reads every one
+	removed []iceberg.DataFile // files the snapshot removes (data and delete files)
 	// replaced counts the current snapshot's manifests the new one
-	// replaces: rewritten without deleted files, or merged.
+	// replaces: rewritten without removed files, or merged.
 	replaced int
 }
 
@@ -72,24 +74,25 @@ type producer struct {
 // commit requires that main, the schema and the spec have not moved. On
 // error the files already written are removed.
 //
-// read holds live entries of manifests already read (by path), reused
-// instead of reading them again.
-func stage(ctx context.Context, tbl *icetable.Table, kind Kind, del, add []iceberg.DataFile, props, setProps iceberg.Properties, read map[string][]iceberg.ManifestEntry) (_ *staged, err error) {
+// cache holds the manifest lists and entries already read, reused instead
+// of reading them again, and keeps those this commit reads.
+func stage(ctx context.Context, tbl *icetable.Table, kind Kind, del, add []iceberg.DataFile, props, setProps iceberg.Properties, cache *manifestCache) (_ *staged, err error) {
 	p, err := newProducer(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
-	p.read = read
+	p.cache = cache
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, p.remove())
 		}
 	}()
-	pend := &pending{older: map[int32][][]iceberg.ManifestEntry{}, tombstones: map[int32][]iceberg.ManifestEntry{}}
+	pend := newPending()
 	for _, f := range add {
 		pend.current = append(pend.current, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &p.id, nil, nil, f))
 	}
-	kept, err := p.filter(del, pend)
+	named := nameFiles(p, del)
+	kept, deletes, err := p.filter(named, pend)
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +106,34 @@ func stage(ctx context.Context, tbl *icetable.Table, kind Kind, del, add []icebe
 	if err != nil {
 		return nil, err
 	}
-	mc := manifestCounts{created: len(written), kept: len(kept), replaced: p.replaced}
-	snap, err := p.writeList(append(written, kept...), p.summary(kind, props, add, del, mc))
+	manifests := append(written, kept...)
+	mc := manifestCounts{created: len(written), kept: len(kept)}
+	if len(deletes) > 0 {
+		drop := &deleteDrop{minDataSeq: minDataSequence(p.md, manifests)}
+		if p.md.Version() >= 3 {
+			drop.deadData = make(map[string]bool, len(p.removed))
+			for _, f := range p.removed {
+				drop.deadData[f.FilePath()] = true
+			}
+		}
+		dpend := newPending()
+		keptDeletes, err := p.filterDeletes(deletes, named, drop, dpend)
+		if err != nil {
+			return nil, err
+		}
+		writtenDeletes, err := p.writeDeletes(dpend)
+		if err != nil {
+			return nil, err
+		}
+		manifests = append(append(manifests, writtenDeletes...), keptDeletes...)
+		mc.created += len(writtenDeletes)
+		mc.kept += len(keptDeletes)
+	}
+	if len(named.want) > 0 {
+		return nil, fmt.Errorf("%d files to delete are not in the table's manifests", len(named.want))
+	}
+	mc.replaced = p.replaced
+	snap, err := p.writeList(manifests, p.summary(kind, props, add, p.removed, mc))
 	if err != nil {
 		return nil, err
 	}
@@ -188,93 +217,153 @@ func (p *producer) spec(id int32) *partition.Spec {
 
 // pending is what a commit writes: entries of the default spec (added,
 // kept from rewritten manifests, merged), survivors of rewritten manifests
-// of older specs, and the deleted entries (tombstones) by spec.
+// of older specs, and the deleted entries (tombstones) by spec. Data and
+// delete entries go to separate pendings.
 type pending struct {
 	current    []iceberg.ManifestEntry
 	older      map[int32][][]iceberg.ManifestEntry
 	tombstones map[int32][]iceberg.ManifestEntry
 }
 
-// filter returns the current snapshot's manifests that stay as they are,
-// and moves the entries of those that list a file of del to pend: a
-// manifest is read only when its partition summaries may list one.
-// Manifests without live files (the tombstones of an earlier commit) are
-// dropped.
-func (p *producer) filter(del []iceberg.DataFile, pend *pending) ([]iceberg.ManifestFile, error) {
-	cur := p.md.CurrentSnapshot()
-	if cur == nil {
-		if len(del) > 0 {
-			return nil, errors.New("files to delete, but the table has no snapshot")
-		}
-		return nil, nil
-	}
-	manifests, err := cur.Manifests(p.fs)
-	if err != nil {
-		return nil, err
-	}
-	want := make(map[string]bool, len(del))
-	keys := make(map[int32][]partition.Key) // keys of del, by spec
+func newPending() *pending {
+	return &pending{older: map[int32][][]iceberg.ManifestEntry{}, tombstones: map[int32][]iceberg.ManifestEntry{}}
+}
+
+// named are the files a commit was asked to remove, by fileID, with their
+// partition keys by spec for pruning manifests. Found files are removed
+// from want.
+type named struct {
+	want map[string]bool
+	keys map[int32][]partition.Key
+}
+
+func nameFiles(p *producer, del []iceberg.DataFile) *named {
+	n := &named{want: make(map[string]bool, len(del)), keys: make(map[int32][]partition.Key)}
 	for _, f := range del {
-		want[f.FilePath()] = true
+		n.want[fileID(f)] = true
 		k := partition.Key{} // invalid: never prunes
 		if s := p.spec(f.SpecID()); s != nil {
 			k, _ = s.KeyFromValues(f.Partition())
 		}
-		keys[f.SpecID()] = append(keys[f.SpecID()], k)
+		n.keys[f.SpecID()] = append(n.keys[f.SpecID()], k)
 	}
-	kept := make([]iceberg.ManifestFile, 0, len(manifests))
-	for _, mf := range manifests {
-		data := mf.ManifestContent() == iceberg.ManifestContentData
-		if data && !mf.HasAddedFiles() && !mf.HasExistingFiles() {
-			continue
+
+	return n
+}
+
+// filter returns the current snapshot's data manifests that stay as they
+// are, and moves the entries of those that list a file of n to pend: a
+// manifest is read only when its partition summaries may list one.
+// Manifests without live files (the tombstones of an earlier commit) are
+// dropped. The delete manifests with live files are returned apart, for
+// filterDeletes.
+func (p *producer) filter(n *named, pend *pending) (kept, deletes []iceberg.ManifestFile, err error) {
+	cur := p.md.CurrentSnapshot()
+	if cur == nil {
+		if len(n.want) > 0 {
+			return nil, nil, errors.New("files to delete, but the table has no snapshot")
 		}
-		if !data || len(want) == 0 || !mayList(p.spec(mf.PartitionSpecID()), mf, keys[mf.PartitionSpecID()]) {
+		return nil, nil, nil
+	}
+	manifests, err := p.cache.manifests(p.fs, cur)
+	if err != nil {
+		return nil, nil, err
+	}
+	kept = make([]iceberg.ManifestFile, 0, len(manifests))
+	for _, mf := range manifests {
+		switch {
+		case !mf.HasAddedFiles() && !mf.HasExistingFiles():
+			continue
+		case mf.ManifestContent() != iceberg.ManifestContentData:
+			deletes = append(deletes, mf)
+			continue
+		case len(n.want) == 0 || !mayList(p.spec(mf.PartitionSpecID()), mf, n.keys[mf.PartitionSpecID()]):
 			kept = append(kept, mf)
 			continue
 		}
-		entries, err := p.entries(mf)
+		rewritten, err := p.rewrite(mf, pend, func(e iceberg.ManifestEntry) bool { return n.take(e.DataFile()) })
+		if err != nil {
+			return nil, nil, err
+		}
+		if !rewritten {
+			kept = append(kept, mf)
+		}
+	}
+
+	return kept, deletes, nil
+}
+
+// take reports whether f is one of the named files, and marks it found.
+func (n *named) take(f iceberg.DataFile) bool {
+	id := fileID(f)
+	if !n.want[id] {
+		return false
+	}
+	delete(n.want, id)
+
+	return true
+}
+
+// filterDeletes returns the delete manifests that stay as they are, and
+// moves the entries of those that list a named delete file or one that
+// drop removes to pend.
+func (p *producer) filterDeletes(manifests []iceberg.ManifestFile, n *named, drop *deleteDrop, pend *pending) ([]iceberg.ManifestFile, error) {
+	var kept []iceberg.ManifestFile
+	for _, mf := range manifests {
+		spec, keys := p.spec(mf.PartitionSpecID()), n.keys[mf.PartitionSpecID()]
+		if !(len(keys) > 0 && mayList(spec, mf, keys)) && mf.MinSequenceNum() >= drop.minDataSeq {
+			kept = append(kept, mf)
+			continue
+		}
+		rewritten, err := p.rewrite(mf, pend, func(e iceberg.ManifestEntry) bool { return n.take(e.DataFile()) || drop.drops(e) })
 		if err != nil {
 			return nil, err
 		}
-		var keep, gone []iceberg.ManifestEntry
-		for _, e := range entries {
-			if path := e.DataFile().FilePath(); want[path] {
-				delete(want, path)
-				seq := e.SequenceNum()
-				gone = append(gone, iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &p.id, &seq, e.FileSequenceNum(), e.DataFile()))
-				continue
-			}
-			keep = append(keep, existing(e))
-		}
-		if len(gone) == 0 {
+		if !rewritten {
 			kept = append(kept, mf)
-			continue
 		}
-		p.replaced++
-		spec := mf.PartitionSpecID()
-		pend.tombstones[spec] = append(pend.tombstones[spec], gone...)
-		switch {
-		case len(keep) == 0:
-		case spec == int32(p.md.DefaultPartitionSpec()):
-			pend.current = append(pend.current, keep...)
-		default:
-			pend.older[spec] = append(pend.older[spec], keep)
-		}
-	}
-	if len(want) > 0 {
-		return nil, fmt.Errorf("%d data files to delete are not in the table's manifests", len(want))
 	}
 
 	return kept, nil
 }
 
-// entries are the live entries of mf.
-func (p *producer) entries(mf iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
-	if es, ok := p.read[mf.FilePath()]; ok {
-		return es, nil
+// rewrite moves the live entries of mf to pend, the ones gone reports as
+// tombstones, unless none is gone: then it reports false and mf stays.
+func (p *producer) rewrite(mf iceberg.ManifestFile, pend *pending, gone func(iceberg.ManifestEntry) bool) (bool, error) {
+	entries, err := p.entries(mf)
+	if err != nil {
+		return false, err
+	}
+	var keep, dead []iceberg.ManifestEntry
+	for _, e := range entries {
+		if gone(e) {
+			seq := e.SequenceNum()
+			dead = append(dead, iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &p.id, &seq, e.FileSequenceNum(), e.DataFile()))
+			p.removed = append(p.removed, e.DataFile())
+			continue
+		}
+		keep = append(keep, existing(e))
+	}
+	if len(dead) == 0 {
+		return false, nil
+	}
+	p.replaced++
+	spec := mf.PartitionSpecID()
+	pend.tombstones[spec] = append(pend.tombstones[spec], dead...)
+	switch {
+	case len(keep) == 0:
+	case spec == int32(p.md.DefaultPartitionSpec()):
+		pend.current = append(pend.current, keep...)
+	default:
+		pend.older[spec] = append(pend.older[spec], keep)
 	}
 
-	return mf.FetchEntries(p.fs, true)
+	return true, nil
+}
+
+// entries are the live entries of mf.
+func (p *producer) entries(mf iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
+	return p.cache.live(p.fs, mf)
 }
 
 // existing is e restated as an EXISTING entry of a rewritten manifest,
@@ -317,15 +406,24 @@ func (p *producer) mergeSmall(kept []iceberg.ManifestFile, pend *pending) ([]ice
 	return rest, nil
 }
 
-// write writes pend's manifests.
+// write writes pend's data manifests.
 func (p *producer) write(pend *pending) ([]iceberg.ManifestFile, error) {
-	out, err := p.writeChunks(int32(p.md.DefaultPartitionSpec()), pend.current)
+	return p.writePending(pend, iceberg.ManifestContentData)
+}
+
+// writeDeletes writes pend's delete manifests.
+func (p *producer) writeDeletes(pend *pending) ([]iceberg.ManifestFile, error) {
+	return p.writePending(pend, iceberg.ManifestContentDeletes)
+}
+
+func (p *producer) writePending(pend *pending, content iceberg.ManifestContent) ([]iceberg.ManifestFile, error) {
+	out, err := p.writeChunks(int32(p.md.DefaultPartitionSpec()), pend.current, content)
 	if err != nil {
 		return nil, err
 	}
 	for _, spec := range slices.Sorted(maps.Keys(pend.older)) {
 		for _, entries := range pend.older[spec] {
-			mf, err := p.writeManifest(spec, entries)
+			mf, err := p.writeManifest(spec, entries, content)
 			if err != nil {
 				return nil, err
 			}
@@ -333,7 +431,7 @@ func (p *producer) write(pend *pending) ([]iceberg.ManifestFile, error) {
 		}
 	}
 	for _, spec := range slices.Sorted(maps.Keys(pend.tombstones)) {
-		mf, err := p.writeManifest(spec, pend.tombstones[spec])
+		mf, err := p.writeManifest(spec, pend.tombstones[spec], content)
 		if err != nil {
 			return nil, err
 		}
@@ -345,13 +443,13 @@ func (p *producer) write(pend *pending) ([]iceberg.ManifestFile, error) {
 
 // writeChunks writes entries of spec specID, sorted by partition, into
 // manifests of at most ManifestEntries entries.
-func (p *producer) writeChunks(specID int32, entries []iceberg.ManifestEntry) ([]iceberg.ManifestFile, error) {
+func (p *producer) writeChunks(specID int32, entries []iceberg.ManifestEntry, content iceberg.ManifestContent) ([]iceberg.ManifestFile, error) {
 	if s := p.spec(specID); s != nil {
-		keyOf := make(map[string]partition.Key, len(entries)) // by file path
+		keyOf := make(map[string]partition.Key, len(entries)) // by fileID
 		var keys []partition.Key
 		for _, e := range entries {
 			if k, err := s.KeyFromValues(e.DataFile().Partition()); err == nil {
-				keyOf[e.DataFile().FilePath()] = k
+				keyOf[fileID(e.DataFile())] = k
 				keys = append(keys, k)
 			}
 		}
@@ -363,8 +461,8 @@ func (p *producer) writeChunks(specID int32, entries []iceberg.ManifestEntry) ([
 			}
 		}
 		slices.SortStableFunc(entries, func(a, b iceberg.ManifestEntry) int {
-			ra, okA := rank[keyOf[a.DataFile().FilePath()]]
-			rb, okB := rank[keyOf[b.DataFile().FilePath()]]
+			ra, okA := rank[keyOf[fileID(a.DataFile())]]
+			rb, okB := rank[keyOf[fileID(b.DataFile())]]
 			if !okA || !okB {
 				return cmp.Compare(boolInt(okA), boolInt(okB))
 			}
@@ -373,7 +471,7 @@ func (p *producer) writeChunks(specID int32, entries []iceberg.ManifestEntry) ([
 	}
 	var out []iceberg.ManifestFile
 	for chunk := range slices.Chunk(entries, ManifestEntries) {
-		mf, err := p.writeManifest(specID, chunk)
+		mf, err := p.writeManifest(specID, chunk, content)
 		if err != nil {
 			return nil, err
 		}
@@ -391,8 +489,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// writeManifest writes one data manifest of spec specID.
-func (p *producer) writeManifest(specID int32, entries []iceberg.ManifestEntry) (_ iceberg.ManifestFile, err error) {
+// writeManifest writes one manifest of spec specID with entries of
+// content (data or deletes).
+func (p *producer) writeManifest(specID int32, entries []iceberg.ManifestEntry, content iceberg.ManifestContent) (_ iceberg.ManifestFile, err error) {
 	spec := p.md.PartitionSpecByID(int(specID))
 	if spec == nil {
 		return nil, fmt.Errorf("partition spec %d is not in the table", specID)
@@ -402,15 +501,53 @@ func (p *producer) writeManifest(specID int32, entries []iceberg.ManifestEntry) 
 	if err != nil {
 		return nil, err
 	}
-	mf, err := iceberg.WriteManifest(path, out, p.md.Version(), *spec, p.md.CurrentSchema(), p.id, entries)
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	defer func() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	cnt := &countingWriter{w: out}
+	w, err := iceberg.NewManifestWriter(p.md.Version(), cnt, *spec, p.md.CurrentSchema(), p.id, iceberg.WithManifestWriterContent(content))
+	if err != nil {
+		return nil, err
 	}
+	for _, e := range entries {
+		switch e.Status() {
+		case iceberg.EntryStatusADDED:
+			err = w.Add(e)
+		case iceberg.EntryStatusEXISTING:
+			err = w.Existing(e)
+		default:
+			err = w.Delete(e)
+		}
+		if err != nil {
+			_ = w.Close()
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	mf, err := w.ToManifestFile(path, cnt.n)
 	if err != nil {
 		return nil, err
 	}
 
 	return p.summarised(mf, entries), nil
+}
+
+// countingWriter counts the bytes written through it: the manifest's
+// length in the manifest list.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+
+	return n, err
 }
 
 // summarised is mf, a manifest just written with entries, with the
@@ -486,8 +623,7 @@ func (p *producer) writeList(manifests []iceberg.ManifestFile, sum *icetable.Sum
 	if err != nil {
 		return nil, err
 	}
-	seq := p.seq
-	err = iceberg.WriteManifestList(p.md.Version(), out, p.id, parent, &seq, 0, manifests)
+	lineage, err := p.writeManifestList(out, parent, manifests)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -499,7 +635,7 @@ func (p *producer) writeList(manifests []iceberg.ManifestFile, sum *icetable.Sum
 	// decides where rows go. Kept monotonic with the table's last update.
 	ts := max(time.Now().UnixMilli(), p.md.LastUpdatedMillis())
 
-	return &icetable.Snapshot{
+	snap := &icetable.Snapshot{
 		SnapshotID:       p.id,
 		ParentSnapshotID: parent,
 		SequenceNumber:   p.seq,
@@ -507,7 +643,12 @@ func (p *producer) writeList(manifests []iceberg.ManifestFile, sum *icetable.Sum
 		ManifestList:     path,
 		Summary:          sum,
 		SchemaID:         &schemaID,
-	}, nil
+	}
+	if lineage != nil {
+		snap.FirstRowID, snap.AddedRows = &lineage.first, &lineage.added
+	}
+
+	return snap, nil
 }
 
 // remove deletes every file the producer wrote, and reports those it

@@ -26,8 +26,50 @@ const (
 	sumReplacedManifest = "manifests-replaced"
 )
 
-// carried are the totals a data-only commit leaves as its parent had them.
-var carried = []string{"total-delete-files", "total-position-deletes", "total-equality-deletes"}
+// Java's summary properties of removed delete files.
+const (
+	sumRemovedDeleteFiles   = "removed-delete-files"
+	sumRemovedPosFiles      = "removed-position-delete-files"
+	sumRemovedDVs           = "removed-dvs"
+	sumRemovedEqFiles       = "removed-equality-delete-files"
+	sumRemovedPosDeletes    = "removed-position-deletes"
+	sumRemovedEqDeletes     = "removed-equality-deletes"
+	sumTotalDeleteFiles     = "total-delete-files"
+	sumTotalPositionDeletes = "total-position-deletes"
+	sumTotalEqualityDeletes = "total-equality-deletes"
+)
+
+// removal counts what a commit removes, as Java's SnapshotSummary does.
+type removal struct {
+	dataFiles, records, size                      int64
+	deleteFiles, posFiles, dvs, eqFiles, pos, eqs int64
+}
+
+func (r *removal) add(f iceberg.DataFile) {
+	switch f.ContentType() {
+	case iceberg.EntryContentData:
+		r.dataFiles++
+		r.records += f.Count()
+		r.size += f.FileSizeBytes()
+		return
+	case iceberg.EntryContentPosDeletes:
+		r.pos += f.Count()
+		if icetable.IsDeletionVector(f) {
+			r.dvs++
+		} else {
+			r.posFiles++
+		}
+	default:
+		r.eqs += f.Count()
+		r.eqFiles++
+	}
+	r.deleteFiles++
+	if n := f.ContentSizeInBytes(); n != nil && icetable.IsDeletionVector(f) {
+		r.size += *n // a vector's size is its blob's, not its Puffin file's
+	} else {
+		r.size += f.FileSizeBytes()
+	}
+}
 
 // Kind says which Java Iceberg operation a commit is, which decides the
 // operation and properties of its snapshot summary.
@@ -53,8 +95,8 @@ type manifestCounts struct {
 	created, kept, replaced int
 }
 
-// summary is the snapshot summary of a commit of kind that adds add and
-// deletes del, with the properties Java's SnapshotSummary and
+// summary is the snapshot summary of a commit of kind that adds the data
+// files add and removes the files del (data and delete files), with the properties Java's SnapshotSummary and
 // SnapshotProducer write, under the same rules: icerun's lineage props,
 // the added and deleted counts (each only when not zero), the changed
 // partition count, the manifest counts, and the table totals from the
@@ -65,7 +107,8 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	for k, v := range props {
 		out[k] = v
 	}
-	var addRows, addSize, delRows, delSize int64
+	var addRows, addSize int64
+	var rm removal
 	parts := map[string]bool{}
 	for _, f := range add {
 		addRows += f.Count()
@@ -73,8 +116,7 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 		parts[p.partitionOf(f)] = true
 	}
 	for _, f := range del {
-		delRows += f.Count()
-		delSize += f.FileSizeBytes()
+		rm.add(f)
 		parts[p.partitionOf(f)] = true
 	}
 	set := func(k string, v int64) { out[k] = strconv.FormatInt(v, 10) }
@@ -84,11 +126,17 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 		}
 	}
 	setIf(sumAddedFiles, int64(len(add)))
-	setIf(sumDeletedFiles, int64(len(del)))
+	setIf(sumDeletedFiles, rm.dataFiles)
 	setIf(sumAddedRecords, addRows)
-	setIf(sumDeletedRecords, delRows)
+	setIf(sumDeletedRecords, rm.records)
 	setIf(sumAddedSize, addSize)
-	setIf(sumRemovedSize, delSize)
+	setIf(sumRemovedSize, rm.size)
+	setIf(sumRemovedDeleteFiles, rm.deleteFiles)
+	setIf(sumRemovedPosFiles, rm.posFiles)
+	setIf(sumRemovedDVs, rm.dvs)
+	setIf(sumRemovedEqFiles, rm.eqFiles)
+	setIf(sumRemovedPosDeletes, rm.pos)
+	setIf(sumRemovedEqDeletes, rm.eqs)
 	set(sumChangedParts, int64(len(parts)))
 	set(sumCreatedManifests, int64(mc.created))
 	set(sumKeptManifests, int64(mc.kept))
@@ -120,12 +168,12 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 			set(k, v+delta)
 		}
 	}
-	total(sumTotalFiles, int64(len(add)-len(del)))
-	total(sumTotalRecords, addRows-delRows)
-	total(sumTotalSize, addSize-delSize)
-	for _, k := range carried {
-		total(k, 0)
-	}
+	total(sumTotalFiles, int64(len(add))-rm.dataFiles)
+	total(sumTotalRecords, addRows-rm.records)
+	total(sumTotalSize, addSize-rm.size)
+	total(sumTotalDeleteFiles, -rm.deleteFiles)
+	total(sumTotalPositionDeletes, -rm.pos)
+	total(sumTotalEqualityDeletes, -rm.eqs)
 
 	return &icetable.Summary{Operation: op, Properties: out}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,32 +67,6 @@ var writerOpts = []table.Option{
 	table.WithRetry(commit.Policy{Attempts: 3, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Timeout: 20 * time.Second}),
 }
 
-// referenced lists every file any snapshot of the table references:
-// manifest lists, manifests and data files.
-func referenced(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) []string {
-	t.Helper()
-	tbl, err := cat.LoadTable(context.Background(), ident)
-	require.NoError(t, err)
-	fsys, err := tbl.FS(context.Background())
-	require.NoError(t, err)
-	var out []string
-	for _, s := range tbl.Metadata().Snapshots() {
-		out = append(out, s.ManifestList)
-		mfs, err := s.Manifests(fsys)
-		require.NoError(t, err)
-		for _, mf := range mfs {
-			out = append(out, mf.FilePath())
-			entries, err := mf.FetchEntries(fsys, false)
-			require.NoError(t, err)
-			for _, e := range entries {
-				out = append(out, e.DataFile().FilePath())
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 func exists(path string) bool {
 	_, err := os.Stat(strings.TrimPrefix(path, "file://"))
 	return err == nil
@@ -127,7 +100,7 @@ func TestReplaceSurvivesEveryFault(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%02d-%s", kind, k, op), func(t *testing.T) {
 				points++
 				cat, ident := fixture(t)
-				before := referenced(t, cat, ident)
+				before := catalogtest.Referenced(t, cat, ident)
 				runCtx, cancel := context.WithCancel(ctx)
 				defer cancel()
 				in := faults.New(kind, k, faults.OnHang(cancel), faults.HangLimit(200*time.Millisecond))
@@ -146,7 +119,7 @@ func TestReplaceSurvivesEveryFault(t *testing.T) {
 				default:
 					t.Fatalf("after %s at %s (err %v) the table is at neither the old nor the new state", kind, in.Fired(), runErr)
 				}
-				after := referenced(t, cat, ident)
+				after := catalogtest.Referenced(t, cat, ident)
 				for _, f := range append(before, after...) {
 					assert.True(t, exists(f), "file %s, referenced by a snapshot, was deleted", f)
 				}

@@ -57,6 +57,9 @@ type outcome struct {
 }
 
 func TestMain(m *testing.M) {
+	if s := os.Getenv(scaleEnv); s != "" {
+		os.Exit(runShardWorker(s)) // a backfill worker of scaleout_test.go
+	}
 	if s := os.Getenv("ICERUN_IT_JOB"); s != "" {
 		var j job
 		if err := json.Unmarshal([]byte(s), &j); err != nil {

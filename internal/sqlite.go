@@ -28,15 +28,23 @@ func OpenSQLite(ctx context.Context, dir string) (catalog.Catalog, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("icerun: warehouse %q: %w", dir, err)
 	}
+	return catalog.Load(ctx, CatalogName, SQLiteProps(abs))
+}
+
+// SQLiteProps are the iceberg-go catalog properties of the embedded catalog
+// in the absolute folder dir (dir/catalog.db, table data under dir), for a
+// catalog opened under another name (the interop suite gives every test's
+// catalog its own name, which Spark needs).
+func SQLiteProps(dir string) iceberg.Properties {
 	// A URI: '%', '?' and '#' in the folder name must be escaped.
-	dsn := "file:" + (&url.URL{Path: filepath.Join(abs, "catalog.db")}).EscapedPath() +
+	dsn := "file:" + (&url.URL{Path: filepath.Join(dir, "catalog.db")}).EscapedPath() +
 		"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
-	return catalog.Load(ctx, CatalogName, iceberg.Properties{
+	return iceberg.Properties{
 		"type":                "sql",
 		"uri":                 dsn,
 		sqlcat.DialectKey:     string(sqlcat.SQLite),
 		sqlcat.DriverKey:      sqliteshim.ShimName,
-		"warehouse":           "file://" + abs,
+		"warehouse":           "file://" + dir,
 		"init_catalog_tables": "true",
-	})
+	}
 }

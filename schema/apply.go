@@ -20,15 +20,18 @@ import (
 // the result; rec is neither released nor retained.
 //
 // A null in a required column, at any depth, fails with [ErrMissingRequired]
-// naming the column and the first such row. Memory comes from the allocator
+// naming the column and the first such row. A batch whose schema is not the
+// resolved input schema, and a value that its promotion cannot hold (a
+// timestamp in seconds beyond the microsecond range), fail with
+// [ErrIncompatibleType]. Memory comes from the allocator
 // in ctx (see compute.WithAllocator), or the default allocator.
 func (r *Resolution) Apply(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if s := rec.Schema(); s != r.in && !s.Equal(r.in) {
-		return nil, fmt.Errorf("schema: apply: batch schema differs from the resolved input schema:\nbatch: %s\nresolved: %s",
-			s, r.in)
+		return nil, fmt.Errorf("%w: apply: batch schema differs from the reader's schema, which was resolved (a reader's batches must all have its schema):\nbatch: %s\nresolved: %s",
+			ErrIncompatibleType, s, r.in)
 	}
 
 	b := builder{ctx: ctx, mem: compute.GetAllocator(ctx)}
@@ -83,7 +86,9 @@ func (b builder) build(nd *node, in arrow.Array, n int) (arrow.Array, error) {
 	case opCast:
 		out, err := compute.CastArray(b.ctx, in, compute.SafeCastOptions(nd.out))
 		if err != nil {
-			return nil, fmt.Errorf("schema: column %q: cast %s to %s: %w", nd.path, in.DataType(), nd.out, err)
+			// A value the table type cannot hold (a timestamp in seconds
+			// beyond the microsecond range, a large string over 2 GiB).
+			return nil, fmt.Errorf("%w: column %q: cast %s to %s: %w", ErrIncompatibleType, nd.path, in.DataType(), nd.out, err)
 		}
 		return out, nil
 	case opFloorMicros:

@@ -14,7 +14,9 @@ var (
 	// ErrIncompatibleType reports an input column whose type cannot be
 	// written into its table column without loss: narrowing (long to int,
 	// double to float, decimal precision down), a different kind (string to
-	// long, list where a struct is expected), or an unsupported encoding. The
+	// long, list where a struct is expected), an unsupported encoding, a
+	// value the promotion cannot hold (seconds beyond the microsecond
+	// range), or a batch whose schema is not its reader's. The
 	// message names the column path, the input Arrow type and the table type.
 	ErrIncompatibleType = errors.New("schema: incompatible type")
 

@@ -3,10 +3,13 @@ package table_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -199,4 +202,87 @@ func TestReplacePartitionKeyOfOtherSpec(t *testing.T) {
 	evolveToMonth(t, cat, ident)
 	_, err := w.ReplacePartition(context.Background(), old, reader(orderdata.Day(day0, 3)))
 	assert.ErrorIs(t, err, partition.ErrWrongSpec)
+}
+
+// TestWritesRefuseOtherFileFormats: iceberg-go v0.7.0 writes Parquet
+// only; every write of a table whose write.format.default is another
+// format fails with commit.ErrUnsupported before writing a file.
+func TestWritesRefuseOtherFileFormats(t *testing.T) {
+	writes := map[string]func(w *table.Writer) error{
+		"ReplacePartition": func(w *table.Writer) error {
+			_, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), reader(orderdata.Day(day0, 10)))
+			return err
+		},
+		"ReplacePartitions": func(w *table.Writer) error {
+			_, err := w.ReplacePartitions(context.Background(), reader(orderdata.Day(day0, 10)))
+			return err
+		},
+		"ReplaceWindow": func(w *table.Writer) error {
+			_, err := w.ReplaceWindow(context.Background(), window(t, w, day0, 2), table.DropLate, reader(orderdata.Day(day0, 10)))
+			return err
+		},
+		"Upsert": func(w *table.Writer) error {
+			_, err := w.Upsert(context.Background(), reader(orderdata.Day(day0, 10)), "order_id")
+			return err
+		},
+	}
+	for name, write := range writes {
+		for _, format := range []string{"orc", "avro"} {
+			t.Run(name+"/"+format, func(t *testing.T) {
+				cat, ident, dir := ordersTable(t)
+				replaceDay(t, open(t, cat, ident), day0, 40)
+				tbl, err := cat.LoadTable(context.Background(), ident)
+				require.NoError(t, err)
+				txn := tbl.NewTransaction()
+				require.NoError(t, txn.SetProperties(iceberg.Properties{icetable.WriteFormatDefaultKey: format}))
+				_, err = txn.Commit(context.Background())
+				require.NoError(t, err)
+				files := catalogtest.DataFiles(t, dir)
+
+				err = write(open(t, cat, ident))
+				require.ErrorIs(t, err, commit.ErrUnsupported)
+				assert.Contains(t, err.Error(), format)
+				assert.Equal(t, files, catalogtest.DataFiles(t, dir), "data files written")
+			})
+		}
+	}
+}
+
+// TestWritesRefuseLongFolderNames: a partition value that would make a
+// folder name over table.MaxPathSegment bytes fails with
+// table.ErrUnsafePartitionValue before any file is written, in every
+// write.
+func TestWritesRefuseLongFolderNames(t *testing.T) {
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "label", Type: iceberg.PrimitiveTypes.String},
+	)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "label", Transform: iceberg.IdentityTransform{}})
+	fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "label", Type: arrow.BinaryTypes.String, Nullable: true}}
+	long := strings.Repeat("k", table.MaxPathSegment-len("label=")+1)
+	rows := func() array.RecordReader {
+		return catalogtest.Reader(fields, 2, func(b *array.RecordBuilder, i int) {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.StringBuilder).Append([]string{"a", long}[i])
+		})
+	}
+	writes := map[string]func(w *table.Writer) error{
+		"Upsert": func(w *table.Writer) error {
+			_, err := w.Upsert(context.Background(), rows(), "id")
+			return err
+		},
+		"ReplaceWindow": func(w *table.Writer) error {
+			_, err := w.ReplaceWindow(context.Background(), []partition.Key{key(t, w, "label=a"), key(t, w, "label="+long)}, table.DropLate, rows())
+			return err
+		},
+	}
+	for name, write := range writes {
+		t.Run(name, func(t *testing.T) {
+			cat, dir := catalogtest.New(t)
+			ident := catalogtest.CreateTable(t, cat, "labels", sch, spec, nil)
+			err := write(open(t, cat, ident))
+			require.ErrorIs(t, err, table.ErrUnsafePartitionValue)
+			assert.Empty(t, catalogtest.DataFiles(t, dir), "data files written")
+		})
+	}
 }

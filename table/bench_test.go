@@ -3,13 +3,16 @@ package table_test
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/internal/fingerprint"
 	"github.com/icerun/icerun/table"
 )
 
@@ -24,6 +27,7 @@ func BenchmarkReplace(b *testing.B) {
 	b.Run("raw-iceberg-go", func(b *testing.B) {
 		cat, ident, _ := benchTable(b)
 		filter := iceberg.EqualTo(iceberg.Reference("event_date"), iceberg.Date(int32(day0.Unix()/86400)))
+		cpu := processCPU()
 		for b.Loop() {
 			tbl, err := cat.LoadTable(context.Background(), ident)
 			if err != nil {
@@ -39,7 +43,7 @@ func BenchmarkReplace(b *testing.B) {
 			}
 			rows.Release()
 		}
-		b.ReportMetric(float64(benchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
+		reportRows(b, cpu)
 	})
 	for _, writers := range []int{1, 2} {
 		b.Run("icerun-writers-"+string(rune('0'+writers)), func(b *testing.B) {
@@ -53,6 +57,7 @@ func BenchmarkReplace(b *testing.B) {
 				b.Fatal(err)
 			}
 			i := 0
+			cpu := processCPU()
 			for b.Loop() {
 				i++ // a new code version each time, so no run is Unchanged
 				w, _ := table.Open(context.Background(), cat, ident, table.WithParallelWrite(writers, benchRows/int64(writers)), table.WithCodeVersion(string(rune('a'+i%26))+"-bench"))
@@ -62,9 +67,45 @@ func BenchmarkReplace(b *testing.B) {
 				}
 				rows.Release()
 			}
-			b.ReportMetric(float64(benchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
+			reportRows(b, cpu)
 		})
 	}
+}
+
+// BenchmarkReplaceFingerprint is the input fingerprint's share of
+// BenchmarkReplace: the same rows, resolved to the table's layout, only
+// fingerprinted (the fingerprint of every replace; see
+// internal/fingerprint). Compare its cpu-ns/row with BenchmarkReplace's
+// (the CPU time per row, steadier than elapsed time on a shared machine).
+func BenchmarkReplaceFingerprint(b *testing.B) {
+	rows := orderdata.Stream(day0, benchRows, 8192)
+	var recs []arrow.RecordBatch
+	for rows.Next() {
+		rec := rows.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	rows.Release()
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	cpu := processCPU()
+	for b.Loop() {
+		var s fingerprint.Sum
+		for _, r := range recs {
+			s.Add(r)
+		}
+	}
+	reportRows(b, cpu)
+}
+
+// reportRows reports the rows per second and the CPU time per row of the
+// process since cpu (a processCPU value taken before the loop).
+func reportRows(b *testing.B, cpu time.Duration) {
+	b.ReportMetric(float64(benchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(processCPU()-cpu)/float64(benchRows*b.N), "cpu-ns/row")
 }
 
 func benchTable(b *testing.B) (cat catalog.Catalog, ident icetable.Identifier, dir string) {

@@ -17,8 +17,23 @@
 //
 // # Caveats
 //
-//   - A partition that holds row-level delete files (merge-on-read) is not
-//     replaced: the call fails with [commit.ErrUnsupported].
+//   - A partition that holds row-level delete files (merge-on-read
+//     position deletes, deletion vectors, equality deletes) is replaced
+//     as Java's ReplacePartitions does it: its data files and its delete
+//     files go, and so do delete files that then apply to no live data
+//     file and, on format v3, deletion vectors of removed data files.
+//     Delete files that still apply elsewhere (a global equality delete)
+//     stay; they never apply to the new files. [Writer.Upsert],
+//     [Writer.Recompute] and the rows kept from older-spec files read
+//     current rows with their deletes applied. DeletedFiles and
+//     DeletedRows of the result count data files only.
+//   - Format v3 tables get row lineage: each snapshot's first-row-id and
+//     added-rows, a first_row_id per data manifest, the table's
+//     next-row-id. Rows of partitions a call does not replace keep their
+//     _row_id and _last_updated_sequence_number; rows a call writes get new
+//     ids, including the rows an Upsert or an older-spec rewrite carries
+//     over unchanged (the spec asks writers to keep those, but does not
+//     require it).
 //   - Files written under an older partition spec are read to find the rows
 //     of the key; that is exact for every transform but costs a read of
 //     each older-spec file the key's filter cannot prune.

@@ -40,10 +40,6 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	if ps.IsUnpartitioned() {
 		return nil, nil
 	}
-	row := make(partitionRow, 0, ps.NumFields())
-	for _, f := range ps.Fields() {
-		row = append(row, values[f.FieldID])
-	}
 	root, err := url.Parse(tbl.Location())
 	if err != nil {
 		return nil, err
@@ -58,7 +54,7 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	if err := b.SetDefaultSpecID(-1); err != nil {
 		return nil, err
 	}
-	dataPath := root.JoinPath("data", ps.PartitionToPath(row, tbl.Schema())).String()
+	dataPath := root.JoinPath("data", partitionPath(tbl, values)).String()
 	if err := b.SetProperties(iceberg.Properties{icetable.WriteDataPathKey: dataPath}); err != nil {
 		return nil, err
 	}
@@ -70,19 +66,11 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	return &keyedWrite{view: view, spec: ps, values: values}, nil
 }
 
-// file returns f, written by the unpartitioned view, as a data file of the
-// table's spec in the key's partition.
-func (k *keyedWrite) file(f iceberg.DataFile) (iceberg.DataFile, error) {
-	return withPartition(k.spec, f, k.values)
-}
-
-// canonicalFile returns f, a data file of spec ps (compiled as spec), with
-// the partition values of its key: the values iceberg-go's writer gives a
-// file are the first row's as Arrow hands them out, and an empty binary
-// value of an Arrow array without a value buffer is []byte(nil), which
-// the manifest would record as null. The key's values are what the keyed
-// write and every other path record.
-func canonicalFile(ps iceberg.PartitionSpec, spec *partition.Spec, f iceberg.DataFile) (iceberg.DataFile, error) {
+// canonicalValues are the partition values of the key that f's values
+// make (f is a data file of spec): the values iceberg-go's writer gives a
+// file are the first row's as Arrow hands them out, and the key's values
+// are what the keyed write and every other path record.
+func canonicalValues(spec *partition.Spec, f iceberg.DataFile) (map[int]any, error) {
 	key, err := spec.KeyFromValues(f.Partition())
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
@@ -91,13 +79,13 @@ func canonicalFile(ps iceberg.PartitionSpec, spec *partition.Spec, f iceberg.Dat
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
 	}
-	return withPartition(ps, f, values)
+	return values, nil
 }
 
-// withPartition returns f as a data file of spec ps with partition values
-// values (by partition field id), everything else kept.
-func withPartition(ps iceberg.PartitionSpec, f iceberg.DataFile, values map[int]any) (iceberg.DataFile, error) {
-	b, err := iceberg.NewDataFileBuilder(ps, f.ContentType(), f.FilePath(), f.FileFormat(), values, nil, nil, f.Count(), f.FileSizeBytes())
+// rebuildFile is f with partition values values of spec and sort order
+// sortID (nil: none), every other field kept.
+func rebuildFile(f iceberg.DataFile, spec iceberg.PartitionSpec, values map[int]any, sortID *int) (iceberg.DataFile, error) {
+	b, err := iceberg.NewDataFileBuilder(spec, f.ContentType(), f.FilePath(), f.FileFormat(), values, nil, nil, f.Count(), f.FileSizeBytes())
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
 	}
@@ -108,8 +96,8 @@ func withPartition(ps iceberg.PartitionSpec, f iceberg.DataFile, values map[int]
 	if m := f.KeyMetadata(); m != nil {
 		b.KeyMetadata(m)
 	}
-	if id := f.SortOrderID(); id != nil {
-		b.SortOrderID(*id)
+	if sortID != nil {
+		b.SortOrderID(*sortID)
 	}
 	if id := f.FirstRowID(); id != nil {
 		b.FirstRowID(*id)

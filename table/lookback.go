@@ -99,6 +99,9 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
+	if err := commit.Supported(tbl.Metadata()); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -107,9 +110,9 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 		if k.SpecID() != spec.ID() {
 			return commit.Result{}, fmt.Errorf("%s: %w: key %s is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, k, k.SpecID(), spec.ID())
 		}
-	}
-	if err := commit.Precheck(ctx, tbl, spec, window); err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		if err := checkPathSafe(tbl, spec, k); err != nil {
+			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		}
 	}
 	res, err := schema.Resolve(rows.Schema(), tbl.Schema(), tbl.NameMapping(), w.cfg.unknown)
 	if err != nil {
@@ -212,7 +215,7 @@ func perPartition(ctx context.Context, tbl *icetable.Table, spec *partition.Spec
 					keys = append(keys, p.Key)
 				}
 			}
-			byKey, err := filesByKey(ctx, tbl, spec, keys, icetable.WithSnapshotID(*s.ParentSnapshotID))
+			byKey, _, err := filesByKey(ctx, tbl, spec, keys, icetable.WithSnapshotID(*s.ParentSnapshotID))
 			if err == nil {
 				for k, fs := range byKey {
 					var rows int64
@@ -366,7 +369,7 @@ func unchangedParts(ctx context.Context, tbl *icetable.Table, spec *partition.Sp
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	byKey, err := filesByKey(ctx, tbl, spec, keys)
+	byKey, deleted, err := filesByKey(ctx, tbl, spec, keys)
 	if err != nil {
 		if errors.Is(err, errOtherSpec) {
 			return nil, nil
@@ -375,19 +378,19 @@ func unchangedParts(ctx context.Context, tbl *icetable.Table, spec *partition.Sp
 	}
 	out := make(map[partition.Key]bool)
 	for _, k := range keys {
-		if filesHash(byKey[k]) == recorded[k.String()].Files {
+		if !deleted[k] && filesHash(byKey[k]) == recorded[k.String()].Files {
 			out[k] = true
 		}
 	}
 	return out, nil
 }
 
-var errOtherSpec = errors.New("older-spec or delete files")
+var errOtherSpec = errors.New("older-spec files")
 
-// filesByKey lists the live current-spec data files of keys. It fails with
-// errOtherSpec when a file of another spec or a delete file may hold rows
-// of the keys.
-func filesByKey(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys []partition.Key, opts ...icetable.ScanOption) (map[partition.Key][]iceberg.DataFile, error) {
+// filesByKey lists the live current-spec data files of keys, and the keys
+// whose rows delete files change. It fails with errOtherSpec when a file
+// of another spec may hold rows of the keys.
+func filesByKey(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys []partition.Key, opts ...icetable.ScanOption) (map[partition.Key][]iceberg.DataFile, map[partition.Key]bool, error) {
 	set := make(map[partition.Key]bool, len(keys))
 	var f iceberg.BooleanExpression = iceberg.AlwaysFalse{}
 	for _, k := range keys {
@@ -396,22 +399,25 @@ func filesByKey(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 	}
 	tasks, err := tbl.Scan(append(opts, icetable.WithRowFilter(f))...).PlanFiles(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make(map[partition.Key][]iceberg.DataFile)
+	out, deleted := make(map[partition.Key][]iceberg.DataFile), make(map[partition.Key]bool)
 	for _, t := range tasks {
-		if t.File.SpecID() != int32(spec.ID()) || len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
-			return nil, errOtherSpec
+		if t.File.SpecID() != int32(spec.ID()) {
+			return nil, nil, errOtherSpec
 		}
 		k, err := spec.KeyFromValues(t.File.Partition())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if set[k] {
 			out[k] = append(out[k], t.File)
+			if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
+				deleted[k] = true
+			}
 		}
 	}
-	return out, nil
+	return out, deleted, nil
 }
 
 func windowSet(window []partition.Key, late LatePolicy) (map[partition.Key]bool, error) {

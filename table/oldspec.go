@@ -2,9 +2,7 @@ package table
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -27,17 +25,18 @@ import (
 //   - every row in the keys: the file is deleted;
 //   - some rows: the file is deleted and its other rows are rewritten into
 //     new files (under the current spec) in the same snapshot.
+//
+// The rewritten files belong to [commit.Replace], which removes those the
+// table does not reference when it returns.
 type oldSpecs struct {
 	spec *partition.Spec
 	keys []commit.Part
 	cfg  config
-
-	mu      sync.Mutex
-	written []*stager
 }
 
-func (o *oldSpecs) decide(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile) (commit.Decision, error) {
-	in, out, err := o.count(ctx, tbl, f)
+func (o *oldSpecs) decide(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask) (commit.Decision, error) {
+	f := task.File
+	in, out, err := o.count(ctx, tbl, task)
 	switch {
 	case err != nil:
 		return commit.Decision{}, err
@@ -46,17 +45,19 @@ func (o *oldSpecs) decide(ctx context.Context, tbl *icetable.Table, f iceberg.Da
 	case out == 0:
 		return commit.Decision{Delete: true}, nil
 	}
-	files, err := o.rewrite(ctx, tbl, f)
+	files, err := o.rewrite(ctx, tbl, task)
 	if err != nil {
 		return commit.Decision{}, fmt.Errorf("rewriting %s without the replaced rows: %w", f.FilePath(), err)
 	}
 	return commit.Decision{Delete: true, Replacement: files}, nil
 }
 
-// each calls fn with every batch of f (resolved to the table schema) and
-// its mask: true for rows in one of the keys.
-func (o *oldSpecs) each(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile, fn func(rec arrow.RecordBatch, mask []bool) error) error {
-	sc, batches, err := tbl.Scan().ReadTasks(ctx, []icetable.FileScanTask{{File: f, Length: f.FileSizeBytes()}})
+// each calls fn with every batch of task's file (the rows its delete
+// files leave, resolved to the table schema) and its mask: true for rows
+// in one of the keys.
+func (o *oldSpecs) each(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask, fn func(rec arrow.RecordBatch, mask []bool) error) error {
+	task.Start, task.Length = 0, task.File.FileSizeBytes() // the whole file
+	sc, batches, err := tbl.Scan().ReadTasks(ctx, []icetable.FileScanTask{task})
 	if err != nil {
 		return err
 	}
@@ -99,8 +100,8 @@ func (o *oldSpecs) each(ctx context.Context, tbl *icetable.Table, f iceberg.Data
 	return nil
 }
 
-func (o *oldSpecs) count(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile) (in, out int64, err error) {
-	err = o.each(ctx, tbl, f, func(_ arrow.RecordBatch, mask []bool) error {
+func (o *oldSpecs) count(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask) (in, out int64, err error) {
+	err = o.each(ctx, tbl, task, func(_ arrow.RecordBatch, mask []bool) error {
 		for _, m := range mask {
 			if m {
 				in++
@@ -113,17 +114,15 @@ func (o *oldSpecs) count(ctx context.Context, tbl *icetable.Table, f iceberg.Dat
 	return in, out, err
 }
 
-// rewrite writes the rows of f outside the keys to new files.
-func (o *oldSpecs) rewrite(ctx context.Context, tbl *icetable.Table, f iceberg.DataFile) ([]iceberg.DataFile, error) {
+// rewrite writes the rows of task's file outside the keys (and not
+// deleted) to new files.
+func (o *oldSpecs) rewrite(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask) ([]iceberg.DataFile, error) {
 	sc, err := icetable.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, err
 	}
 	st := newStager(ctx, tbl, sc, o.cfg)
-	o.mu.Lock()
-	o.written = append(o.written, st)
-	o.mu.Unlock()
-	err = o.each(ctx, tbl, f, func(rec arrow.RecordBatch, mask []bool) error {
+	err = o.each(ctx, tbl, task, func(rec arrow.RecordBatch, mask []bool) error {
 		b := array.NewBooleanBuilder(memory.DefaultAllocator)
 		defer b.Release()
 		for _, in := range mask {
@@ -141,17 +140,10 @@ func (o *oldSpecs) rewrite(ctx context.Context, tbl *icetable.Table, f iceberg.D
 		_ = st.abort(err)
 		return nil, err
 	}
-	return st.finish()
-}
-
-// remove deletes every file this oldSpecs wrote.
-func (o *oldSpecs) remove(tbl *icetable.Table) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var errs []error
-	for _, st := range o.written {
-		files, _ := st.finish()
-		errs = append(errs, st.remove(files))
+	files, err := st.finish()
+	if err != nil {
+		_ = st.abort(err)
+		return nil, err
 	}
-	return errors.Join(errs...)
+	return files, nil
 }

@@ -19,6 +19,7 @@ type config struct {
 	runID       string
 	codeVersion string
 	policy      commit.Policy
+	lock        commit.Locker // options_lock.go
 	unknown     schema.UnknownPolicy
 	splitRows   int64
 	maxWriters  int

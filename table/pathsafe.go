@@ -3,14 +3,18 @@ package table
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
+
+	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/partition"
 )
 
 // ErrUnsafePartitionValue is returned for a partition value that would
 // place a data file outside the table's data folder, or that no file
-// system can store in a path (a NUL byte).
+// system can store in a path (a NUL byte, or a path segment longer than
+// [MaxPathSegment] bytes).
 //
 // iceberg-go escapes a partition value into its data file's path with
 // url.QueryEscape ("/" becomes "%2F"), but its local file IO decodes the
@@ -18,10 +22,20 @@ import (
 // such as "x/../../../etc" would put the file outside the table location.
 var ErrUnsafePartitionValue = errors.New("table: unsafe partition value")
 
+// MaxPathSegment is the longest folder name, in bytes, that a partition
+// field may give a data file's path: "name=" and the value, as a file
+// system stores it (iceberg-go escapes the value into the file's URI, and
+// its local file IO unescapes it). Common file systems (ext4, XFS, APFS,
+// NTFS) refuse longer names; a value over the limit is refused before
+// anything is written.
+const MaxPathSegment = 255
+
 // checkPathSafe fails with ErrUnsafePartitionValue when a string value of
 // k, split at path separators, has a "." or ".." segment after its first
-// (the first is prefixed with "name=", so it is never one), or a NUL byte.
-func checkPathSafe(spec *partition.Spec, k partition.Key) error {
+// (the first is prefixed with "name=", so it is never one), or a NUL byte,
+// or when a folder of k's path in tbl (a key of spec, tbl's current spec)
+// is longer than MaxPathSegment bytes.
+func checkPathSafe(tbl *icetable.Table, spec *partition.Spec, k partition.Key) error {
 	vals, err := spec.Values(k)
 	if err != nil {
 		return err
@@ -44,5 +58,37 @@ func checkPathSafe(spec *partition.Spec, k partition.Key) error {
 			}
 		}
 	}
+	for seg := range strings.SplitSeq(partitionPath(tbl, vals), "/") {
+		if name, err := url.PathUnescape(seg); err == nil {
+			seg = name
+		}
+		if len(seg) > MaxPathSegment {
+			name, _, _ := strings.Cut(seg, "=")
+			return fmt.Errorf("%w: key %s: field %s makes a %d-byte folder name, over the %d-byte limit of file systems",
+				ErrUnsafePartitionValue, shortKey(k), name, len(seg), MaxPathSegment)
+		}
+	}
 	return nil
+}
+
+// partitionPath is the folder, relative to the table's data folder, in
+// which iceberg-go writes the files of the partition with values vals
+// (partition field id to value, as [partition.Spec.Values] gives them) of
+// tbl's current spec: "name=value/..." with escaped values.
+func partitionPath(tbl *icetable.Table, vals map[int]any) string {
+	ps := tbl.Spec()
+	row := make(partitionRow, 0, ps.NumFields())
+	for _, f := range ps.Fields() {
+		row = append(row, vals[f.FieldID])
+	}
+	return ps.PartitionToPath(row, tbl.Schema())
+}
+
+// shortKey is k's text, cut to a length fit for an error message.
+func shortKey(k partition.Key) string {
+	const limit = 120
+	if s := k.String(); len(s) > limit {
+		return fmt.Sprintf("%s... (%d bytes)", s[:limit], len(s))
+	}
+	return k.String()
 }

@@ -2,9 +2,11 @@ package table
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/partition"
 )
@@ -14,13 +16,22 @@ func TestCheckPathSafe(t *testing.T) {
 		iceberg.NestedField{ID: 1, Name: "label", Type: iceberg.PrimitiveTypes.String},
 		iceberg.NestedField{ID: 2, Name: "n", Type: iceberg.PrimitiveTypes.Int64},
 	)
-	spec, err := partition.NewSpec(iceberg.NewPartitionSpec(
+	ps := iceberg.NewPartitionSpec(
 		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "label", Transform: iceberg.IdentityTransform{}},
 		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "n", Transform: iceberg.IdentityTransform{}},
-	), sch)
+	)
+	md, err := icetable.NewMetadata(sch, &ps, icetable.UnsortedSortOrder, "file:///tmp/t", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tbl := icetable.New(icetable.Identifier{"db", "t"}, md, "file:///tmp/t/metadata/00000-x.metadata.json", nil, nil)
+	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "label=" and 249 bytes is the longest folder name allowed, counted
+	// as the file system stores it: unescaped.
+	long := strings.Repeat("k", MaxPathSegment-len("label="))
 	cases := []struct {
 		key    string
 		unsafe bool
@@ -37,13 +48,19 @@ func TestCheckPathSafe(t *testing.T) {
 		{"label=%2F..%2Fx/n=1", true},
 		{"label=..%5C..%5Cx/n=1", true},
 		{"label=a%00b/n=1", true},
+		{"label=" + long + "/n=1", false},
+		{"label=" + long + "k/n=1", true},
+		{"label=" + long[1:] + "%C3%A9/n=1", true},
+		{"label=" + long[2:] + "%C3%A9/n=1", false},
+		{"label=" + strings.Repeat("%C3%A9", 124) + "/n=1", false},
+		{"label=" + strings.Repeat("%C3%A9", 125) + "/n=1", true},
 	}
 	for _, tc := range cases {
 		k, err := spec.Parse(tc.key)
 		if err != nil {
 			t.Fatalf("Parse(%q): %v", tc.key, err)
 		}
-		err = checkPathSafe(spec, k)
+		err = checkPathSafe(tbl, spec, k)
 		if got := errors.Is(err, ErrUnsafePartitionValue); got != tc.unsafe {
 			t.Errorf("checkPathSafe(%s) = %v, want unsafe %v", tc.key, err, tc.unsafe)
 		}

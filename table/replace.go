@@ -70,10 +70,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		if key.SpecID() != spec.ID() {
 			return commit.Result{}, fmt.Errorf("%s: %w: key is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, key.SpecID(), spec.ID())
 		}
-		if err := commit.Precheck(ctx, tbl, spec, []partition.Key{*key}); err != nil {
-			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-		}
-		if err := checkPathSafe(spec, *key); err != nil {
+		if err := checkPathSafe(tbl, spec, *key); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 		}
 	}
@@ -91,7 +88,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	in := &input{spec: spec, res: res, contract: contract, sums: make(map[partition.Key]*fingerprint.Sum)}
+	in := &input{tbl: tbl, spec: spec, res: res, contract: contract, sums: make(map[partition.Key]*fingerprint.Sum)}
 	if key != nil {
 		if in.matcher, err = spec.Matcher(*key, res.Schema()); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -100,6 +97,9 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	}
 
 	st := newStager(ctx, tbl, res.Schema(), w.cfg)
+	if err := st.sorted(w.cfg); err != nil {
+		return commit.Result{}, w.fail(op, st, err)
+	}
 	if key != nil {
 		if err := st.writeOnly(spec, *key); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -154,6 +154,7 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 		Lineage:         commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
 		Token:           uuid.NewString(),
 		Policy:          w.cfg.policy,
+		Lock:            w.cfg.lock,
 		TableProperties: mappingUpdate,
 		Committed:       w.setTable,
 	}
@@ -185,7 +186,7 @@ func (w *Writer) commitParts(ctx context.Context, op string, kind commit.Kind, t
 		if errors.As(err, &unknown) {
 			return result, err // the files may be live: leave them to orphan cleanup
 		}
-		return result, errors.Join(err, old.remove(tbl), st.remove(files))
+		return result, errors.Join(err, st.remove(files))
 	}
 	if result.Unchanged {
 		if err := st.remove(files); err != nil {
@@ -206,12 +207,13 @@ func (w *Writer) fail(op string, st *stager, err error) error {
 // input streams rows into a stager, resolving, checking and fingerprinting
 // every batch.
 type input struct {
-	spec     *partition.Spec
+	tbl      *icetable.Table // the state the rows are written to
+	spec     *partition.Spec // tbl's current spec
 	res      *schema.Resolution
 	contract *schema.ContractCheck // nil without a contract
 	matcher  *partition.Matcher    // static replace only
 	sums     map[partition.Key]*fingerprint.Sum
-	hashes   []uint64
+	hashes   []fingerprint.Hash
 }
 
 func (in *input) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
@@ -264,7 +266,7 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 	sums := make([]*fingerprint.Sum, len(keys))
 	for i, k := range keys {
 		if in.sums[k] == nil {
-			if err := checkPathSafe(in.spec, k); err != nil {
+			if err := checkPathSafe(in.tbl, in.spec, k); err != nil {
 				return err
 			}
 			in.sums[k] = new(fingerprint.Sum)

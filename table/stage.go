@@ -32,10 +32,12 @@ type stager struct {
 	ctx        context.Context
 	cancel     context.CancelCauseFunc
 	tbl        *icetable.Table
+	write      *icetable.Table // what the writers write to: tbl with its write properties applied (filesize.go)
 	schema     *arrow.Schema
 	splitRows  int64
 	maxWriters int
 	keyed      *keyedWrite // nil unless every row is in one known partition
+	sort       *sorter     // nil unless rows are written in the table's sort order
 	// spec is tbl's partition spec, compiled (nil when iceberg-go's writer
 	// does not partition: no fields, or only void ones); specErr is why it
 	// could not be compiled.
@@ -64,28 +66,19 @@ func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg c
 	if !tbl.Spec().IsUnpartitioned() {
 		s.spec, s.specErr = partition.NewSpec(tbl.Spec(), tbl.Schema())
 	}
-	return s
-}
-
-// file is f, as a writer returned it, with the partition values it is
-// committed with: the key's (see keyedWrite and canonicalFile).
-func (s *stager) file(f iceberg.DataFile) (iceberg.DataFile, error) {
-	switch {
-	case s.keyed != nil:
-		return s.keyed.file(f)
-	case s.specErr != nil:
-		return nil, s.specErr
-	case s.spec == nil:
-		return f, nil
+	var err error
+	if s.write, err = writeView(tbl, false); err != nil { // add and finish report it
+		s.err = err
+		cancel(err)
 	}
-	return canonicalFile(s.tbl.Spec(), s.spec, f)
+	return s
 }
 
 // writeOnly declares that every row added is in partition key of spec
 // (the caller has checked them), so the writers need not partition them.
-// It must be called before the first add.
+// It must be called before the first add, after sorted.
 func (s *stager) writeOnly(spec *partition.Spec, key partition.Key) error {
-	k, err := newKeyedWrite(s.tbl, spec, key)
+	k, err := newKeyedWrite(s.write, spec, key)
 	if err != nil {
 		return err
 	}
@@ -93,19 +86,61 @@ func (s *stager) writeOnly(spec *partition.Spec, key partition.Key) error {
 	return nil
 }
 
-// add hands rec to the least loaded writer, starting a new writer when all
-// running ones have had splitRows rows. A batch without rows is dropped:
-// iceberg-go would write a data file of 0 records for it.
-//
-// The k-th of n writers is kept k/n of a row group (or of splitRows, when
-// smaller) behind the first, so that their row groups fill and flush in
-// turn: an encoder buffers its whole row group, and writers kept in step
-// would all hold a full one at the same moment, the write's peak memory.
+// sorted makes the stager write the rows in the table's default sort
+// order, and every file it writes claim that order (sort_order_id), when
+// the order is one icerun sorts by (see sortOrder); otherwise the files
+// make no claim. cfg sets the run size (splitRows). It must be called
+// before writeOnly and the first add.
+func (s *stager) sorted(cfg config) error {
+	order := newSortOrder(s.tbl.Metadata(), s.schema)
+	if order == nil {
+		return nil
+	}
+	view, err := writeView(s.tbl, true) // icerun sorts: iceberg-go's per-batch sort is off
+	if err != nil {
+		return err
+	}
+	s.write = view
+	s.sort = &sorter{ctx: s.ctx, tbl: s.tbl, sc: s.schema, cfg: cfg, order: order, runRows: cfg.splitRows,
+		prepare: func(run *stager) error {
+			// Runs are read once, by the merge: not worth compressing.
+			spill := map[string]string{icetable.ParquetCompressionKey: "uncompressed"}
+			var err error
+			if run.write, err = viewOf(s.write, spill, false); err != nil || s.keyed == nil {
+				return err
+			}
+			k := *s.keyed
+			if k.view, err = viewOf(k.view, spill, false); err != nil {
+				return err
+			}
+			run.keyed = &k
+			return nil
+		}}
+	return nil
+}
+
+// add takes rec: to the sorter when the stager sorts, else to a writer.
+// A batch without rows is dropped: iceberg-go would write a data file of
+// 0 records for it.
 func (s *stager) add(rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		rec.Release()
 		return nil
 	}
+	if s.sort != nil {
+		return s.sort.add(rec)
+	}
+	return s.route(rec)
+}
+
+// route hands rec to the least loaded writer, starting a new writer when all
+// running ones have had splitRows rows.
+//
+// The k-th of n writers is kept k/n of a row group (or of splitRows, when
+// smaller) behind the first, so that their row groups fill and flush in
+// turn: an encoder buffers its whole row group, and writers kept in step
+// would all hold a full one at the same moment, the write's peak memory.
+func (s *stager) route(rec arrow.RecordBatch) error {
 	if len(s.streams) == 0 || (len(s.streams) < s.maxWriters && s.rows >= s.splitRows*int64(len(s.streams))) {
 		s.start()
 	}
@@ -135,7 +170,7 @@ func (s *stager) start() {
 		// Two batches queued per encoder (iceberg-go's default is 64) keep
 		// memory flat in the partition's size.
 		opts := []icetable.WriteRecordOption{icetable.WithWriteUUID(st.id), icetable.WithRecordBatchBufferSize(2), icetable.WithMaxWriteWorkers(1)}
-		tbl := s.tbl
+		tbl := s.write
 		if s.keyed != nil {
 			tbl = s.keyed.view
 		}
@@ -169,6 +204,33 @@ func (s *stager) start() {
 	}()
 }
 
+// file is f as the table records it: with the partition values of its
+// key (the keyed write's, or the canonical values of the key the writer's
+// values make: an empty binary value of an Arrow array without a value
+// buffer is []byte(nil), which a manifest would record as null), claiming
+// the sort order when the stager sorted.
+func (s *stager) file(f iceberg.DataFile) (iceberg.DataFile, error) {
+	var sortID *int
+	if s.sort != nil {
+		sortID = &s.sort.order.id
+	}
+	switch {
+	case s.keyed != nil:
+		return rebuildFile(f, s.keyed.spec, s.keyed.values, sortID)
+	case s.specErr != nil:
+		return nil, s.specErr
+	case s.spec == nil && sortID == nil:
+		return f, nil
+	case s.spec == nil:
+		return rebuildFile(f, s.tbl.Spec(), f.Partition(), sortID)
+	}
+	values, err := canonicalValues(s.spec, f)
+	if err != nil {
+		return nil, err
+	}
+	return rebuildFile(f, s.tbl.Spec(), values, sortID)
+}
+
 // rowGroupRows is the Parquet row-group row limit the writers use: the
 // table's write.parquet.row-group-limit, or iceberg-go's default.
 func (s *stager) rowGroupRows() int64 {
@@ -197,6 +259,23 @@ func drain(ch chan arrow.RecordBatch) iter.Seq2[arrow.RecordBatch, error] {
 func (s *stager) finish() ([]iceberg.DataFile, error) {
 	if !s.finished {
 		s.finished = true
+		if s.sort != nil {
+			err := s.ctx.Err()
+			if err == nil {
+				err = s.sort.drain(s.route)
+			}
+			if rerr := s.sort.release(); err == nil {
+				err = rerr
+			}
+			if err != nil {
+				s.mu.Lock()
+				if s.err == nil {
+					s.err = err
+				}
+				s.mu.Unlock()
+				s.cancel(err)
+			}
+		}
 		for _, st := range s.streams {
 			close(st.ch)
 		}

@@ -68,9 +68,13 @@ var (
 // The result counts, as for a replace, every row the rewritten
 // partitions held (DeletedRows) and hold now (AddedRows). A rerun whose
 // merge gives exactly the content the partitions already hold, from the
-// same code version, makes no snapshot (Unchanged). Partitions with rows in
-// files of an older partition spec, or with row-level delete files, are
-// refused with [commit.ErrUnsupported]: ReplacePartition them first.
+// same code version, makes no snapshot (Unchanged). A partition's current
+// rows are those its row-level delete files leave (position deletes,
+// deletion vectors, equality deletes); the rewrite drops those delete
+// files with the partition's data files. Partitions with rows in files of
+// an older partition spec are refused with [commit.ErrUnsupported]:
+// ReplacePartition them first. On format v3 the rewritten rows get new
+// row ids (_row_id); see the README's caveats.
 func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns ...string) (commit.Result, error) {
 	op := fmt.Sprintf("table: upsert into %s by (%s)", w.name, strings.Join(keyColumns, ", "))
 	if rows == nil {
@@ -81,6 +85,9 @@ func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns
 	}
 	tbl, err := w.refresh(ctx)
 	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := commit.Supported(tbl.Metadata()); err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
 	for _, c := range keyColumns {
@@ -136,9 +143,6 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 			r.SnapshotID = s.SnapshotID
 		}
 		return r, nil
-	}
-	if err := commit.Precheck(ctx, tbl, u.spec, keys); err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", u.op, err)
 	}
 	pol := u.cfg.policy
 	if pol.Attempts == 0 {

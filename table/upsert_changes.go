@@ -36,7 +36,7 @@ type changes struct {
 // text while two different rows share the greatest order value: an error
 // unless a greater one comes.
 type winner struct {
-	hash uint64
+	hash fingerprint.Hash
 	ord  orderValue
 	tie  string
 }
@@ -94,6 +94,7 @@ func readChanges(ctx context.Context, tbl *icetable.Table, rows array.RecordRead
 	}
 	c.spill = newStager(ctx, tbl, res.Schema(), cfg)
 	owner := make(map[uint64]partition.Key) // hash of the key bytes -> its partition
+	safe := make(map[partition.Key]bool)    // partitions whose path was checked
 	var buf []byte
 	for rows.Next() {
 		if err := ctx.Err(); err != nil {
@@ -111,6 +112,15 @@ func readChanges(ctx context.Context, tbl *icetable.Table, rows array.RecordRead
 		if err != nil {
 			rec.Release()
 			return c, err
+		}
+		for _, k := range keys {
+			if !safe[k] {
+				if err := checkPathSafe(tbl, spec, k); err != nil {
+					rec.Release()
+					return c, err
+				}
+				safe[k] = true
+			}
 		}
 		for row, ki := range rowKey {
 			k := keys[ki]
@@ -190,14 +200,14 @@ func (c *changes) each(ctx context.Context, k partition.Key, fn func(rec arrow.R
 // winners reads the spilled input of partition k and resolves duplicate
 // keys (see [Writer.Upsert] for the rule, which does not depend on the
 // input order): by key bytes, the hash of the row that wins.
-func (c *changes) winners(ctx context.Context, k partition.Key) (map[string]uint64, error) {
+func (c *changes) winners(ctx context.Context, k partition.Key) (map[string]fingerprint.Hash, error) {
 	enc, err := recordid.NewEncoder(c.keyColumns...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
 	win := make(map[string]winner)
 	var buf []byte
-	var hashes []uint64
+	var hashes []fingerprint.Hash
 	err = c.each(ctx, k, func(rec arrow.RecordBatch) error {
 		if err := enc.Bind(rec); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
@@ -227,7 +237,7 @@ func (c *changes) winners(ctx context.Context, k partition.Key) (map[string]uint
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]uint64, len(win))
+	out := make(map[string]fingerprint.Hash, len(win))
 	var ties []string
 	for key, w := range win {
 		if w.tie != "" {

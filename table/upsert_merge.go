@@ -20,7 +20,8 @@ import (
 )
 
 // merged is the new content of one partition, written to staged files,
-// and the data files of the partition it was computed from.
+// and the files of the partition (data and delete files) it was computed
+// from.
 type merged struct {
 	part commit.Part
 	base []string // sorted paths of the files merged from
@@ -70,12 +71,13 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	if err != nil {
 		return nil, err
 	}
-	m := &merged{st: newStager(ctx, tbl, u.res.Schema(), u.cfg)}
-	base := make([]iceberg.DataFile, len(tasks))
-	for i, t := range tasks {
-		base[i] = t.File
+	// The partition's files as the commit plans them (data files and the
+	// delete files of the partition): its Verify compares them again.
+	base, err := commit.Files(ctx, tbl, u.spec, []partition.Key{k})
+	if err != nil {
+		return nil, err
 	}
-	m.base = paths(base)
+	m := &merged{st: newStager(ctx, tbl, u.res.Schema(), u.cfg), base: paths(base[k])}
 	var sum fingerprint.Sum
 	add := func(rec arrow.RecordBatch) error {
 		if rec.NumRows() == 0 {
@@ -107,7 +109,7 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 
 // keepUnchanged streams the rows of tasks whose key the change set (win)
 // does not hold to add.
-func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, win map[string]uint64, add func(arrow.RecordBatch) error) error {
+func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, win map[string]fingerprint.Hash, add func(arrow.RecordBatch) error) error {
 	// One file at a time, in batches of mergeBatchRows: memory stays a few
 	// batches whatever the partition size.
 	sc, batches, err := tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(ctx, tasks)
@@ -170,14 +172,14 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 
 // addChanged passes the winning input rows of partition k to add, each
 // key once.
-func (u *upsert) addChanged(ctx context.Context, k partition.Key, win map[string]uint64, add func(arrow.RecordBatch) error) error {
+func (u *upsert) addChanged(ctx context.Context, k partition.Key, win map[string]fingerprint.Hash, add func(arrow.RecordBatch) error) error {
 	enc, err := recordid.NewEncoder(u.keyColumns...)
 	if err != nil {
 		return err
 	}
 	emitted := make(map[string]bool, len(win))
 	var buf []byte
-	var hashes []uint64
+	var hashes []fingerprint.Hash
 	return u.chg.each(ctx, k, func(rec arrow.RecordBatch) error {
 		if err := enc.Bind(rec); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)

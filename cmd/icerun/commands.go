@@ -60,7 +60,12 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	keepGoing := fs.Bool("continue", false, "continue after a key failed every attempt")
 	redo := fs.Bool("redo", false, "run keys already done by this code version too")
 	keep := fs.Int("keep-snapshots", 0, "expire all but the last N snapshots during the run (0: never); lineage is kept")
+	shard := newShardFlags(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	sharded, err := shard.options(os.Getenv)
+	if err != nil {
 		return err
 	}
 	if *dir == "" || *from == "" || *to == "" {
@@ -68,7 +73,7 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	}
 	h := backfill.DefaultHygiene
 	h.KeepSnapshots = *keep
-	opts := []backfill.Option{backfill.WithWorkers(*workers), backfill.WithKeysPerSnapshot(*perSnap), backfill.WithRetries(*retries), backfill.WithHygiene(h)}
+	opts := append(sharded, backfill.WithWorkers(*workers), backfill.WithKeysPerSnapshot(*perSnap), backfill.WithRetries(*retries), backfill.WithHygiene(h))
 	switch *order {
 	case "forward":
 	case "reverse":
@@ -99,6 +104,7 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	rep, err := backfill.Run(ctx, w, keys, job, opts...)
 	fmt.Fprintf(e.out, "%d keys: %d written, %d unchanged, %d skipped, %d failed; %d rows, %d commits\nmetadata before: %s\nmetadata after:  %s\n",
 		rep.Total, rep.Written, rep.Unchanged, rep.Skipped, len(rep.Failed), rep.Rows, rep.Commits, rep.Before, rep.After)
+	shard.report(e.out, rep)
 	return err
 }
 

@@ -1,7 +1,7 @@
 // Command icerun drives icerun's partition replacement for operators:
 //
 //	icerun replace  -table db.t -key event_date=2026-07-14 -file day.parquet
-//	icerun backfill -table db.t -dir in/ -from event_date=2025-06-01 -to event_date=2026-07-14 [-workers 4]
+//	icerun backfill -table db.t -dir in/ -from event_date=2025-06-01 -to event_date=2026-07-14 [-workers 4] [-shard i/n | -shards-from-env]
 //	icerun history  -table db.t event_date=2026-07-14
 //	icerun plan     -table db.t -key event_date=2026-07-14
 //	icerun cleanup  -table db.t [-min-age 6h | -any-age] [-delete]
@@ -10,6 +10,11 @@
 // ICERUN_WAREHOUSE), or any iceberg-go catalog given by -catalog-uri
 // (ICERUN_CATALOG_URI) and -catalog-type (ICERUN_CATALOG_TYPE, default
 // rest). Errors print one line and exit 1; bad usage exits 2.
+//
+// A backfill spread over several workers gives each one its shard:
+// -shard i/n (ICERUN_SHARD), or -shards-from-env, which reads the index
+// from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) and the count from
+// ICERUN_SHARDS. See docs/scale-out.md.
 package main
 
 import (

@@ -110,3 +110,54 @@ func UnreferencedMetadata(t testing.TB, cat catalog.Catalog, ident icetable.Iden
 	}
 	return out
 }
+
+// Referenced lists every file any snapshot of the table references:
+// manifest lists, manifests and data files, as the table names them.
+func Referenced(t testing.TB, cat catalog.Catalog, ident icetable.Identifier) []string {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatalf("load %v: %v", ident, err)
+	}
+	fsys, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatalf("file IO of %v: %v", ident, err)
+	}
+	var out []string
+	for _, s := range tbl.Metadata().Snapshots() {
+		out = append(out, s.ManifestList)
+		mfs, err := s.Manifests(fsys)
+		if err != nil {
+			t.Fatalf("manifests of snapshot %d: %v", s.SnapshotID, err)
+		}
+		for _, mf := range mfs {
+			out = append(out, mf.FilePath())
+			entries, err := mf.FetchEntries(fsys, false)
+			if err != nil {
+				t.Fatalf("entries of %s: %v", mf.FilePath(), err)
+			}
+			for _, e := range entries {
+				out = append(out, e.DataFile().FilePath())
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// UnreferencedDataFiles lists the Parquet files under dir (the table's
+// warehouse folder) that no snapshot of the table references: orphans.
+func UnreferencedDataFiles(t testing.TB, cat catalog.Catalog, ident icetable.Identifier, dir string) []string {
+	t.Helper()
+	live := map[string]bool{}
+	for _, p := range Referenced(t, cat, ident) {
+		live[strings.TrimPrefix(p, "file://")] = true
+	}
+	var out []string
+	for _, p := range DataFiles(t, dir) {
+		if !live[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -2,75 +2,73 @@
 // rows: two inputs holding the same multiset of rows have the same
 // fingerprint, whatever their batch boundaries and row order.
 //
-// Each row is hashed column by column (64-bit, FNV-style mixing of the
-// value bits, with nulls distinct from every value); the row hashes are
-// combined by two commutative sums, so the result does not depend on row
-// order. It is a change detector for idempotent reruns, not a
-// cryptographic digest.
+// Each row is encoded into canonical bytes (see canonical): every value at
+// every depth (structs, lists, maps, unions, dictionaries), as its raw
+// bytes, never as text, with nulls, lengths and element counts encoded so
+// that two different rows of one schema never have the same bytes. The
+// row's [Hash] is SHA-256 of those bytes, truncated to 128 bits. The row
+// hashes are added modulo 2^128, so the result does not depend on row
+// order, and the fingerprint is the row count and that sum.
+//
+// Two different inputs share a fingerprint only if their row-hash sums
+// collide: by accident, with probability about 2^-128; a SHA-256 collision
+// of two rows is not known to anyone. An additive combination can be
+// attacked, though: a party that chooses thousands of rows of both inputs
+// and evaluates SHA-256 some 2^20 to 2^30 times can search for two row
+// sets with equal sums (a generalized birthday search). It is a change
+// detector for reruns, not a signature.
 package fingerprint
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"math"
+	"hash"
+	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
+// Hash is the hash of one row: SHA-256 of its canonical bytes, truncated
+// to 128 bits.
+type Hash [16]byte
+
 // Sum accumulates rows. The zero value is empty and ready to use. A Sum is
 // not safe for concurrent use.
 type Sum struct {
-	rows int64
-	a, b uint64
-	buf  []uint64
-}
-
-const (
-	offset = 14695981039346656037
-	prime  = 1099511628211
-	nullH  = 0x9e3779b97f4a7c15
-)
-
-func mix(h uint64) uint64 { // splitmix64 finaliser
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	h ^= h >> 31
-	return h
+	rows   int64
+	hi, lo uint64 // the sum of the row hashes, modulo 2^128
+	enc    canonical
 }
 
 // Add folds every row of rec into the sum.
 func (s *Sum) Add(rec arrow.RecordBatch) {
-	s.buf = RowHashes(rec, s.buf)
-	for _, h := range s.buf {
-		s.AddHash(h)
+	s.enc.bind(rec)
+	for i := range int(rec.NumRows()) {
+		s.AddHash(s.enc.hash(i))
 	}
 }
 
 // AddHash folds one row, given by its RowHashes value, into the sum.
-func (s *Sum) AddHash(h uint64) {
-	s.a += h
-	s.b += mix(h ^ 0x5bd1e995)
+func (s *Sum) AddHash(h Hash) {
+	var c uint64
+	s.lo, c = bits.Add64(s.lo, binary.LittleEndian.Uint64(h[:8]), 0)
+	s.hi, _ = bits.Add64(s.hi, binary.LittleEndian.Uint64(h[8:]), c)
 	s.rows++
 }
 
 // RowHashes returns one hash per row of rec, reusing buf's storage.
-func RowHashes(rec arrow.RecordBatch, buf []uint64) []uint64 {
+func RowHashes(rec arrow.RecordBatch, buf []Hash) []Hash {
 	n := int(rec.NumRows())
 	if cap(buf) < n {
-		buf = make([]uint64, n)
+		buf = make([]Hash, n)
 	}
 	h := buf[:n]
+	var enc canonical
+	enc.bind(rec)
 	for i := range h {
-		h[i] = offset
-	}
-	for _, col := range rec.Columns() {
-		hashColumn(h, col)
-	}
-	for i, v := range h {
-		h[i] = mix(v)
+		h[i] = enc.hash(i)
 	}
 	return h
 }
@@ -80,109 +78,205 @@ func (s *Sum) Rows() int64 { return s.rows }
 
 // Merge adds the rows of o to s.
 func (s *Sum) Merge(o *Sum) {
+	var c uint64
+	s.lo, c = bits.Add64(s.lo, o.lo, 0)
+	s.hi, _ = bits.Add64(s.hi, o.hi, c)
 	s.rows += o.rows
-	s.a += o.a
-	s.b += o.b
 }
 
-// String is the fingerprint: row count and the two sums, in hex.
-func (s *Sum) String() string { return fmt.Sprintf("%d-%016x%016x", s.rows, s.a, s.b) }
+// Version prefixes every fingerprint of this format. Fingerprints of an
+// older format (without it) never equal one of this format: a partition
+// written before the change is rewritten once, never wrongly skipped.
+const Version = "f2"
 
-func step(h []uint64, i int, v uint64) { h[i] = (h[i] ^ v) * prime }
+// String is the fingerprint: the format version, the row count and the
+// 128-bit sum in hex, as in "f2-1000-0123456789abcdef0123456789abcdef".
+func (s *Sum) String() string {
+	return fmt.Sprintf("%s-%d-%016x%016x", Version, s.rows, s.hi, s.lo)
+}
 
-func hashColumn(h []uint64, col arrow.Array) {
-	switch a := col.(type) {
-	case *array.Int32:
-		hashInts(h, a, a.Int32Values(), func(v int32) uint64 { return uint64(v) })
-	case *array.Int64:
-		hashInts(h, a, a.Int64Values(), func(v int64) uint64 { return uint64(v) })
-	case *array.Date32:
-		hashInts(h, a, a.Date32Values(), func(v arrow.Date32) uint64 { return uint64(v) })
-	case *array.Timestamp:
-		hashInts(h, a, a.TimestampValues(), func(v arrow.Timestamp) uint64 { return uint64(v) })
-	case *array.Time64:
-		hashInts(h, a, a.Time64Values(), func(v arrow.Time64) uint64 { return uint64(v) })
-	case *array.Float32:
-		hashInts(h, a, a.Float32Values(), func(v float32) uint64 { return uint64(math.Float32bits(v)) })
-	case *array.Float64:
-		hashInts(h, a, a.Float64Values(), func(v float64) uint64 { return math.Float64bits(v) })
+// canonical encodes the rows of one batch into canonical bytes. The
+// encoding of a row is the concatenation of its columns' values, each:
+//
+//   - a null: byte 0;
+//   - otherwise byte 1, then the value: the little-endian bytes of a
+//     fixed-width value (integers, floats as their bits, decimals, dates,
+//     times, timestamps, intervals, fixed-size binary); one byte for a
+//     boolean; the length (uvarint) and bytes of a string or binary; the
+//     fields of a struct in order; the element count (uvarint) and elements
+//     of a list or map (keys and values in turn); the type code and value
+//     of a union; a dictionary or run-end encoded value as its value; an
+//     extension value as its storage.
+//
+// Every value is self-delimiting given the schema, so two different rows
+// of one schema never encode to the same bytes.
+type canonical struct {
+	cols   []encoder
+	buf    []byte
+	sha    hash.Hash // SHA-256, reused: cheaper per row than sha256.Sum256
+	digest []byte
+}
+
+// encoder appends the canonical bytes of row i of one array.
+type encoder func(dst []byte, i int) []byte
+
+func (c *canonical) bind(rec arrow.RecordBatch) {
+	c.cols = c.cols[:0]
+	for _, col := range rec.Columns() {
+		c.cols = append(c.cols, newEncoder(col))
+	}
+}
+
+func (c *canonical) row(dst []byte, i int) []byte {
+	for _, enc := range c.cols {
+		dst = enc(dst, i)
+	}
+	return dst
+}
+
+func (c *canonical) hash(i int) Hash {
+	if c.sha == nil {
+		c.sha = sha256.New()
+	}
+	c.buf = c.row(c.buf[:0], i)
+	c.sha.Reset()
+	c.sha.Write(c.buf)
+	c.digest = c.sha.Sum(c.digest[:0])
+	return Hash(c.digest[:16])
+}
+
+// newEncoder returns the encoder of a's values; it handles every Arrow
+// type.
+func newEncoder(a arrow.Array) encoder {
+	if a.Len() == 0 { // no row to encode; its buffers may be absent
+		return func(dst []byte, _ int) []byte { return dst }
+	}
+	var value encoder
+	switch a := a.(type) {
+	case *array.Null:
+		return func(dst []byte, _ int) []byte { return append(dst, 0) }
 	case *array.Boolean:
-		for i := range h {
-			switch {
-			case a.IsNull(i):
-				step(h, i, nullH)
-			case a.Value(i):
-				step(h, i, 1)
-			default:
-				step(h, i, 2)
+		value = func(dst []byte, i int) []byte {
+			if a.Value(i) {
+				return append(dst, 1)
 			}
+			return append(dst, 0)
 		}
 	case *array.String:
-		hashOffsets(h, a, a.ValueBytes(), a.ValueOffsets())
+		value = varBytes(a.ValueBytes(), a.ValueOffsets())
 	case *array.LargeString:
-		hashOffsets(h, a, a.ValueBytes(), a.ValueOffsets())
+		value = varBytes(a.ValueBytes(), a.ValueOffsets())
 	case *array.Binary:
-		hashOffsets(h, a, a.ValueBytes(), a.ValueOffsets())
+		value = varBytes(a.ValueBytes(), a.ValueOffsets())
 	case *array.LargeBinary:
-		hashOffsets(h, a, a.ValueBytes(), a.ValueOffsets())
-	case *array.FixedSizeBinary:
-		hashBytes(h, a, a.Value)
+		value = varBytes(a.ValueBytes(), a.ValueOffsets())
+	case *array.StringView:
+		value = func(dst []byte, i int) []byte { return appendString(dst, a.Value(i)) }
+	case *array.BinaryView:
+		value = func(dst []byte, i int) []byte { return appendBytes(dst, a.Value(i)) }
+	case *array.Struct:
+		fields := make([]encoder, a.NumField())
+		for f := range fields {
+			fields[f] = newEncoder(a.Field(f))
+		}
+		value = func(dst []byte, i int) []byte {
+			for _, f := range fields {
+				dst = f(dst, i)
+			}
+			return dst
+		}
+	case *array.FixedSizeList:
+		elem := newEncoder(a.ListValues())
+		value = func(dst []byte, i int) []byte { // the size is the type's: no count
+			start, end := a.ValueOffsets(i)
+			return elements(dst, elem, start, end)
+		}
+	case array.VarLenListLike: // list, large list, map, list views
+		elem := newEncoder(a.ListValues())
+		value = func(dst []byte, i int) []byte {
+			start, end := a.ValueOffsets(i)
+			return elements(binary.AppendUvarint(dst, uint64(end-start)), elem, start, end)
+		}
+	case *array.SparseUnion:
+		children := unionChildren(a)
+		value = func(dst []byte, i int) []byte {
+			return children[a.ChildID(i)](append(dst, byte(a.TypeCode(i))), i)
+		}
+	case *array.DenseUnion:
+		children := unionChildren(a)
+		value = func(dst []byte, i int) []byte {
+			return children[a.ChildID(i)](append(dst, byte(a.TypeCode(i))), int(a.ValueOffset(i)))
+		}
+	case *array.Dictionary:
+		dict := newEncoder(a.Dictionary())
+		return func(dst []byte, i int) []byte {
+			if a.IsNull(i) {
+				return append(dst, 0)
+			}
+			return dict(dst, a.GetValueIndex(i))
+		}
+	case *array.RunEndEncoded:
+		values := newEncoder(a.Values())
+		return func(dst []byte, i int) []byte { return values(dst, a.GetPhysicalIndex(i)) }
+	case array.ExtensionArray:
+		return newEncoder(a.Storage())
 	default:
-		// Decimals, nested and extension types: hash the value text. Slower,
-		// but exact, and these are rare as bulk columns.
-		hashBytes(h, col, func(i int) []byte { return []byte(col.ValueStr(i)) })
+		value = fixedWidth(a)
 	}
-}
-
-func hashInts[T any](h []uint64, a arrow.Array, vals []T, bits func(T) uint64) {
 	if a.NullN() == 0 {
-		for i, v := range vals[:len(h)] {
-			step(h, i, mix(bits(v)))
-		}
-		return
+		return func(dst []byte, i int) []byte { return value(append(dst, 1), i) }
 	}
-	for i, v := range vals[:len(h)] {
+	return func(dst []byte, i int) []byte {
 		if a.IsNull(i) {
-			step(h, i, nullH)
-			continue
+			return append(dst, 0)
 		}
-		step(h, i, mix(bits(v)))
+		return value(append(dst, 1), i)
 	}
 }
 
-// hashOffsets hashes variable-width values straight from the array's
-// data and offsets buffers, without a copy per value.
-func hashOffsets[O int32 | int64](h []uint64, a arrow.Array, data []byte, offs []O) {
-	for i := range h {
-		if a.IsNull(i) {
-			step(h, i, nullH)
-			continue
-		}
-		step(h, i, bytesHash(data[offs[i]:offs[i+1]]))
+// fixedWidth encodes the values of a fixed-width array (numbers, decimals,
+// temporal types, intervals, fixed-size binary) as their bytes.
+func fixedWidth(a arrow.Array) encoder {
+	fw, ok := a.DataType().(arrow.FixedWidthDataType)
+	if !ok || fw.BitWidth()%8 != 0 {
+		// No Arrow type is left but future ones: fail loudly rather than
+		// hash something that is not the value.
+		panic(fmt.Sprintf("fingerprint: no canonical encoding for Arrow type %s", a.DataType()))
 	}
+	w := fw.BitWidth() / 8
+	var raw []byte // absent only when every value is null: never read
+	if bufs := a.Data().Buffers(); len(bufs) > 1 && bufs[1] != nil {
+		raw = bufs[1].Bytes()[a.Data().Offset()*w:]
+	}
+	return func(dst []byte, i int) []byte { return append(dst, raw[i*w:(i+1)*w]...) }
 }
 
-func hashBytes(h []uint64, a arrow.Array, val func(int) []byte) {
-	for i := range h {
-		if a.IsNull(i) {
-			step(h, i, nullH)
-			continue
-		}
-		step(h, i, bytesHash(val(i)))
-	}
+// varBytes encodes variable-width values straight from the array's data
+// and offsets buffers, without a copy per value.
+func varBytes[O int32 | int64](data []byte, offs []O) encoder {
+	return func(dst []byte, i int) []byte { return appendBytes(dst, data[offs[i]:offs[i+1]]) }
 }
 
-// bytesHash hashes v eight bytes at a time; its length is mixed in, so
-// values that differ only by trailing zero bytes differ.
-func bytesHash(v []byte) uint64 {
-	x := uint64(offset) ^ uint64(len(v))*prime
-	for len(v) >= 8 {
-		x = mix(x ^ binary.LittleEndian.Uint64(v))
-		v = v[8:]
+func appendBytes(dst, v []byte) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(v))), v...)
+}
+
+func appendString(dst []byte, v string) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(v))), v...)
+}
+
+// elements appends the elements start to end of a list.
+func elements(dst []byte, elem encoder, start, end int64) []byte {
+	for j := start; j < end; j++ {
+		dst = elem(dst, int(j))
 	}
-	var tail uint64
-	for i, c := range v {
-		tail |= uint64(c) << (8 * i)
+	return dst
+}
+
+func unionChildren(a array.Union) []encoder {
+	children := make([]encoder, a.NumFields())
+	for c := range children {
+		children[c] = newEncoder(a.Field(c))
 	}
-	return mix(x ^ tail ^ 0xa0761d6478bd642f)
+	return children
 }

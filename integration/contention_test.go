@@ -1,0 +1,185 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/table"
+)
+
+// contentionScale: ICERUN_CONTENTION_ROUNDS rounds per measured writer
+// (default 20; the target is stated for 1,000) and
+// ICERUN_CONTENTION_VICTIM_ROWS rows per victim replace (default 20,000).
+func contentionScale(t *testing.T) (rounds, victimRows int) {
+	rounds, victimRows = 20, 20000
+	for name, v := range map[string]*int{"ICERUN_CONTENTION_ROUNDS": &rounds, "ICERUN_CONTENTION_VICTIM_ROWS": &victimRows} {
+		if s := os.Getenv(name); s != "" {
+			n, err := strconv.Atoi(s)
+			require.NoError(t, err, name)
+			*v = n
+		}
+	}
+	return rounds, victimRows
+}
+
+// calls collects the outcome of replacements: attempts and latency.
+type calls struct {
+	mu        sync.Mutex
+	attempts  []int
+	latency   []time.Duration
+	conflicts int
+	errs      []error
+}
+
+func (c *calls) add(res commit.Result, d time.Duration, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case errors.Is(err, commit.ErrConflict):
+		c.conflicts++
+	case err != nil:
+		c.errs = append(c.errs, err)
+	default:
+		c.attempts = append(c.attempts, res.Attempts)
+		c.latency = append(c.latency, d)
+	}
+}
+
+// quantiles are p50, p90, p99 and max of xs (nearest rank).
+func quantiles[T int | time.Duration](xs []T) [4]T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	var q [4]T
+	if len(s) == 0 {
+		return q
+	}
+	for i, p := range []float64{0.50, 0.90, 0.99} {
+		q[i] = s[max(0, int(math.Ceil(p*float64(len(s))))-1)]
+	}
+	q[3] = s[len(s)-1]
+	return q
+}
+
+func (c *calls) report(t *testing.T, what string) {
+	a, l := quantiles(c.attempts), quantiles(c.latency)
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond)) }
+	t.Logf("CONTENTION %s: %d ok, %d ErrConflict, %d other errors; attempts p50/p90/p99/max %d/%d/%d/%d; latency p50/p90/p99/max %s/%s/%s/%s",
+		what, len(c.attempts), c.conflicts, len(c.errs), a[0], a[1], a[2], a[3], ms(l[0]), ms(l[1]), ms(l[2]), ms(l[3]))
+}
+
+// lockModes are the commit lock settings measured on a target: none, and
+// on PostgreSQL the advisory lock (each writer with its own *sql.DB, as
+// separate processes would have).
+func lockModes(t *testing.T, e env) map[string]func(t *testing.T) []table.Option {
+	modes := map[string]func(t *testing.T) []table.Option{"optimistic": func(*testing.T) []table.Option { return nil }}
+	if e.Target == "pg" {
+		modes["pg-lock"] = func(t *testing.T) []table.Option {
+			db, err := sql.Open(pgDriver, os.Getenv("ICERUN_PG_URI"))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = db.Close() })
+			return []table.Option{table.WithCommitLock(commit.PostgresLock(db))}
+		}
+	}
+	return modes
+}
+
+// TestContention measures progress under contention with the default retry
+// budget: one writer replacing day 1 in a tight loop while a victim replaces
+// day 0 (a large input), and 8 writers replacing 8 partitions, each round
+// at once. It prints attempts and latency distributions, and fails on any
+// ErrConflict, and with the commit lock on p99 attempts above 4.
+//
+//	ICERUN_CONTENTION_ROUNDS=1000 scripts/integration pg -- go test -tags integration -run TestContention -v -timeout 2h ./integration/
+func TestContention(t *testing.T) {
+	rounds, victimRows := contentionScale(t)
+	eachTarget(t, func(t *testing.T, e env) {
+		if e.Target != "sqlite" && e.Target != "pg" {
+			t.Skip("contention runs on the SQL catalogs")
+		}
+		for _, mode := range []string{"optimistic", "pg-lock"} {
+			opts, ok := lockModes(t, e)[mode]
+			if !ok {
+				continue
+			}
+			t.Run(mode+"/hot+victim", func(t *testing.T) {
+				cat := e.catalog(t)
+				name := "hot_" + randomID()
+				e.ordersTable(t, cat, name)
+				hot, _ := openWriter(t, e, name, opts(t)...)
+				victim, _ := openWriter(t, e, name, opts(t)...)
+				var stop atomic.Bool
+				var hotCalls, victimCalls calls
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for i := 0; !stop.Load(); i++ {
+						start := time.Now()
+						res, err := replaceTagged(context.Background(), hot, days(2)[1], i, 100, "", 0)
+						hotCalls.add(res, time.Since(start), err)
+					}
+				}()
+				for r := range rounds {
+					start := time.Now()
+					res, err := replaceTagged(context.Background(), victim, days(1)[0], r, victimRows, "", 0)
+					victimCalls.add(res, time.Since(start), err)
+				}
+				stop.Store(true)
+				<-done
+				victimCalls.report(t, fmt.Sprintf("%s/%s victim (%d rows) x %d", e.Target, mode, victimRows, rounds))
+				hotCalls.report(t, fmt.Sprintf("%s/%s hot writer (100 rows)", e.Target, mode))
+				check(t, mode, &victimCalls)
+				check(t, mode, &hotCalls)
+			})
+			t.Run(mode+"/8x8", func(t *testing.T) {
+				cat := e.catalog(t)
+				name := "eight_" + randomID()
+				e.ordersTable(t, cat, name)
+				const writers = 8
+				var all calls
+				var wg sync.WaitGroup
+				for i := range writers {
+					w, _ := openWriter(t, e, name, opts(t)...)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for r := range rounds {
+							start := time.Now()
+							res, err := replaceTagged(context.Background(), w, days(writers)[i], r, 200, "", 0)
+							all.add(res, time.Since(start), err)
+						}
+					}()
+				}
+				wg.Wait()
+				all.report(t, fmt.Sprintf("%s/%s 8 writers x 8 partitions x %d", e.Target, mode, rounds))
+				check(t, mode, &all)
+			})
+		}
+	})
+}
+
+func check(t *testing.T, mode string, c *calls) {
+	t.Helper()
+	assert.Zero(t, c.conflicts, "ErrConflict within the default budget")
+	for _, err := range c.errs {
+		t.Errorf("replace: %v", err)
+	}
+	if mode == "pg-lock" {
+		assert.LessOrEqual(t, quantiles(c.attempts)[2], 4, "p99 attempts with the commit lock")
+	}
+}

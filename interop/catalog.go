@@ -1,0 +1,218 @@
+//go:build interop
+
+package interop
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	iceio "github.com/apache/iceberg-go/io"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // registers s3://
+	icetable "github.com/apache/iceberg-go/table"
+	_ "github.com/uptrace/bun/driver/pgdriver" // registers sql.driver=pg
+
+	"github.com/icerun/icerun/internal"
+)
+
+// Catalog is one test's catalog, open in Go (iceberg-go's SQL catalog, as
+// icerun uses it), in Spark and in PyIceberg under the same Name.
+type Catalog struct {
+	Target string // sqlite, pg, s3 or pg+s3
+	Name   string // the catalog's name everywhere (iceberg_tables.catalog_name)
+	NS     string // a namespace created for the test
+	Cat    catalog.Catalog
+	Props  iceberg.Properties // iceberg-go's properties, enough to open it again
+
+	e *Engines
+}
+
+// Targets are the catalog targets configured in this environment: sqlite
+// always, pg with ICERUN_PG_URI, s3 with ICERUN_S3_ENDPOINT (both from
+// scripts/integration), pg+s3 with both. ICERUN_INTEROP_TARGETS (space
+// separated) replaces the list: CI runs sqlite on its own,
+// then the others inside scripts/integration.
+func Targets() []string {
+	out := []string{"sqlite"}
+	pg, s3 := os.Getenv("ICERUN_PG_URI") != "", os.Getenv("ICERUN_S3_ENDPOINT") != ""
+	if pg {
+		out = append(out, "pg")
+	}
+	if s3 {
+		out = append(out, "s3")
+	}
+	if pg && s3 {
+		out = append(out, "pg+s3")
+	}
+	if only := strings.Fields(os.Getenv("ICERUN_INTEROP_TARGETS")); len(only) > 0 {
+		return only // a named target that is not configured fails in NewCatalog
+	}
+	return out
+}
+
+// EachTarget runs fn as a subtest per configured target, each on a fresh
+// catalog.
+func (e *Engines) EachTarget(t *testing.T, fn func(t *testing.T, c *Catalog)) {
+	for _, tg := range Targets() {
+		t.Run(tg, func(t *testing.T) { fn(t, e.NewCatalog(t, tg)) })
+	}
+}
+
+// NewCatalog opens a fresh catalog on target for this test: a new SQLite
+// file (or a new catalog name on the shared PostgreSQL database), a new
+// warehouse folder (on disk or in the S3 bucket), and a namespace; and
+// registers it in Spark and PyIceberg.
+func (e *Engines) NewCatalog(t testing.TB, target string) *Catalog {
+	t.Helper()
+	switch target {
+	case "sqlite", "pg", "s3", "pg+s3":
+	default:
+		t.Fatalf("interop: unknown target %q (sqlite, pg, s3, pg+s3)", target)
+	}
+	e.mu.Lock()
+	e.catalogs++
+	n := e.catalogs
+	e.mu.Unlock()
+	name := fmt.Sprintf("c%d_%s", n, randomID())
+	dir := t.TempDir()
+
+	var props iceberg.Properties
+	spark := map[string]string{
+		"catalog-impl":        "org.apache.iceberg.jdbc.JdbcCatalog",
+		"jdbc.schema-version": "V1",
+		"cache-enabled":       "false", // every query sees the catalog's current metadata
+	}
+	py := map[string]string{}
+	warehouse := "file://" + dir
+	if strings.Contains(target, "s3") {
+		warehouse = "s3://" + os.Getenv("ICERUN_S3_BUCKET") + "/interop-" + name
+	}
+	if strings.HasPrefix(target, "pg") {
+		uri := os.Getenv("ICERUN_PG_URI")
+		if uri == "" {
+			t.Fatalf("target %s needs ICERUN_PG_URI (scripts/integration pg)", target)
+		}
+		u, err := url.Parse(uri)
+		if err != nil {
+			t.Fatalf("ICERUN_PG_URI: %v", err)
+		}
+		pass, _ := u.User.Password()
+		props = iceberg.Properties{
+			"type":                "sql",
+			"uri":                 uri,
+			sqlcat.DialectKey:     string(sqlcat.Postgres),
+			sqlcat.DriverKey:      "pg",
+			"init_catalog_tables": "true",
+		}
+		spark["uri"] = "jdbc:postgresql://" + u.Host + u.Path
+		spark["jdbc.user"] = u.User.Username()
+		spark["jdbc.password"] = pass
+		py["uri"] = "postgresql+psycopg2://" + u.User.String() + "@" + u.Host + u.Path
+	} else {
+		props = internal.SQLiteProps(dir)
+		file := filepath.Join(dir, "catalog.db")
+		spark["uri"] = "jdbc:sqlite:" + file
+		py["uri"] = "sqlite:///" + file
+	}
+	props["warehouse"] = warehouse
+	spark["warehouse"] = warehouse
+	py["warehouse"] = warehouse
+	if strings.Contains(target, "s3") {
+		if os.Getenv("ICERUN_S3_ENDPOINT") == "" {
+			t.Fatalf("target %s needs ICERUN_S3_ENDPOINT (scripts/integration s3)", target)
+		}
+		endpoint, region := os.Getenv("ICERUN_S3_ENDPOINT"), os.Getenv("ICERUN_S3_REGION")
+		key, secret := os.Getenv("ICERUN_S3_ACCESS_KEY"), os.Getenv("ICERUN_S3_SECRET_KEY")
+		props[iceio.S3EndpointURL] = endpoint
+		props[iceio.S3Region] = region
+		props[iceio.S3AccessKeyID] = key
+		props[iceio.S3SecretAccessKey] = secret
+		spark["io-impl"] = "org.apache.iceberg.aws.s3.S3FileIO"
+		spark["s3.endpoint"] = endpoint
+		spark["s3.path-style-access"] = "true"
+		spark["s3.access-key-id"] = key
+		spark["s3.secret-access-key"] = secret
+		spark["client.region"] = region
+		py["s3.endpoint"] = endpoint
+		py["s3.region"] = region
+		py["s3.access-key-id"] = key
+		py["s3.secret-access-key"] = secret
+	}
+
+	ctx := context.Background()
+	cat, err := catalog.Load(ctx, name, props)
+	if err != nil {
+		t.Fatalf("open %s catalog %s: %v", target, name, err)
+	}
+	if c, ok := cat.(interface{ Close() error }); ok {
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	c := &Catalog{Target: target, Name: name, NS: "ns", Cat: cat, Props: props, e: e}
+	if err := cat.CreateNamespace(ctx, icetable.Identifier{c.NS}, nil); err != nil {
+		t.Fatalf("create namespace %s on %s: %v", c.NS, target, err)
+	}
+	e.Do(t, Request{"op": "configure_catalog", "name": name, "spark": spark, "pyiceberg": py})
+	return c
+}
+
+// Ident is the iceberg-go identifier of table name in the test's namespace.
+func (c *Catalog) Ident(name string) icetable.Identifier { return icetable.Identifier{c.NS, name} }
+
+// Spark is the Spark SQL name of table name: catalog.ns.name, quoted.
+func (c *Catalog) Spark(name string) string {
+	return fmt.Sprintf("`%s`.`%s`.`%s`", c.Name, c.NS, name)
+}
+
+// Py is PyIceberg's name of table name: ns.name.
+func (c *Catalog) Py(name string) string { return c.NS + "." + name }
+
+// CreateTable creates table name with the schema, spec and properties
+// (format-version among them).
+func (c *Catalog) CreateTable(t testing.TB, name string, sch *iceberg.Schema, spec iceberg.PartitionSpec, props iceberg.Properties) icetable.Identifier {
+	t.Helper()
+	ident := c.Ident(name)
+	opts := []catalog.CreateTableOpt{catalog.WithPartitionSpec(&spec)}
+	if props != nil {
+		opts = append(opts, catalog.WithProperties(props))
+	}
+	if _, err := c.Cat.CreateTable(context.Background(), ident, sch, opts...); err != nil {
+		t.Fatalf("create %v on %s: %v", ident, c.Target, err)
+	}
+	return ident
+}
+
+// Load loads table name in Go.
+func (c *Catalog) Load(t testing.TB, name string) *icetable.Table {
+	t.Helper()
+	tbl, err := c.Cat.LoadTable(context.Background(), c.Ident(name))
+	if err != nil {
+		t.Fatalf("load %s: %v", name, err)
+	}
+	return tbl
+}
+
+// Snapshots returns the ids of the table's snapshots in the order they
+// were added (metadata order).
+func (c *Catalog) Snapshots(t testing.TB, name string) []int64 {
+	t.Helper()
+	var ids []int64
+	for _, s := range c.Load(t, name).Metadata().Snapshots() {
+		ids = append(ids, s.SnapshotID)
+	}
+	return ids
+}
+
+func randomID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

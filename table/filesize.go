@@ -1,0 +1,67 @@
+package table
+
+import (
+	"strconv"
+
+	icetable "github.com/apache/iceberg-go/table"
+)
+
+// writeView is tbl as a stager's writers see it: with
+// write.target-file-size-bytes honored and, when unsorted is set (icerun
+// sorts the rows itself), without iceberg-go's per-batch sort.
+//
+// iceberg-go v0.7.0 rolls to a new file once the bytes flushed to the
+// current one reach the target, but it flushes only whole row groups
+// (write.parquet.row-group-size-bytes, 128 MiB, or the row-group row
+// limit, 1M rows), so a target below the row group was never met: a
+// 1M-row partition became one file whatever the target. The view caps the
+// row group at the target, and the page size (1 MiB by default) at an
+// eighth of it: a row group counts only the pages it has flushed, so a
+// file ends within about one page per column past the target. A table
+// whose properties already satisfy this is returned as it is.
+func writeView(tbl *icetable.Table, unsorted bool) (*icetable.Table, error) {
+	props := tbl.Properties()
+	target := int64(props.GetInt(icetable.WriteTargetFileSizeBytesKey, icetable.WriteTargetFileSizeBytesDefault))
+	set := map[string]string{}
+	if target > 0 {
+		for key, def := range map[string]int{icetable.ParquetRowGroupSizeBytesKey: icetable.ParquetRowGroupSizeBytesDefault, icetable.ParquetPageSizeBytesKey: icetable.ParquetPageSizeBytesDefault} {
+			limit := target
+			if key == icetable.ParquetPageSizeBytesKey {
+				limit = max(target/8, 1)
+			}
+			if int64(props.GetInt(key, def)) > limit {
+				set[key] = strconv.FormatInt(limit, 10)
+			}
+		}
+	}
+	unsorted = unsorted && !tbl.SortOrder().IsUnsorted()
+	if len(set) == 0 && !unsorted {
+		return tbl, nil
+	}
+	return viewOf(tbl, set, unsorted)
+}
+
+// viewOf is tbl with properties set, and without its sort order when
+// unsorted is set, for writers only (it cannot commit).
+func viewOf(tbl *icetable.Table, set map[string]string, unsorted bool) (*icetable.Table, error) {
+	b, err := icetable.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
+	if err != nil {
+		return nil, err
+	}
+	if err := b.SetProperties(set); err != nil {
+		return nil, err
+	}
+	if unsorted {
+		if err := b.AddSortOrder(&icetable.UnsortedSortOrder); err != nil {
+			return nil, err
+		}
+		if err := b.SetDefaultSortOrderID(-1); err != nil {
+			return nil, err
+		}
+	}
+	md, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	return icetable.New(tbl.Identifier(), md, tbl.MetadataLocation(), tbl.FS, nil), nil
+}
