@@ -592,8 +592,14 @@ func (p *producer) repaired(mf iceberg.ManifestFile) iceberg.ManifestFile {
 	return withSummaries(mf, sums)
 }
 
-// withSummaries is mf with partition field summaries sums.
+// withSummaries is mf with partition field summaries sums. A manifest
+// with a first_row_id (format v3, already in a manifest list) is returned
+// as it is: iceberg-go's ManifestBuilder cannot carry it over, and the
+// list writer would assign the kept rows new row ids.
 func withSummaries(mf iceberg.ManifestFile, sums []iceberg.FieldSummary) iceberg.ManifestFile {
+	if mf.FirstRowID() != nil {
+		return mf
+	}
 	return iceberg.NewManifestFile(mf.Version(), mf.FilePath(), mf.Length(), mf.PartitionSpecID(), mf.SnapshotID()).
 		SequenceNum(mf.SequenceNum(), mf.MinSequenceNum()).
 		Content(mf.ManifestContent()).
