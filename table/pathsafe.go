@@ -23,11 +23,11 @@ import (
 var ErrUnsafePartitionValue = errors.New("table: unsafe partition value")
 
 // MaxPathSegment is the longest folder name, in bytes, that a partition
-// field may give a data file's path: "name=" and the value, as a file
-// system stores it (iceberg-go escapes the value into the file's URI, and
-// its local file IO unescapes it). Common file systems (ext4, XFS, APFS,
-// NTFS) refuse longer names; a value over the limit is refused before
-// anything is written.
+// field may give a data file's path: "name=" and the value, unescaped.
+// Common file systems (ext4, XFS, APFS, NTFS) refuse longer names; a value
+// over the limit is refused before anything is written. The folder icerun
+// creates spells every escaped byte in three (see dataPaths) and is cut
+// to this length, ending in a hash, when that spelling is longer.
 const MaxPathSegment = 255
 
 // checkPathSafe fails with ErrUnsafePartitionValue when a string value of
