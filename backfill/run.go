@@ -87,6 +87,10 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 	if w == nil || job == nil {
 		return Report{}, fmt.Errorf("%w: nil writer or job", ErrBadOption)
 	}
+	if h := cfg.hygiene; w.Branch() != "" && (h.KeepSnapshots > 0 || h.ExpireRetainLast > 0) {
+		// Expiry keeps main's ancestry; a branch's writes are not on it.
+		return Report{}, fmt.Errorf("%w: snapshot expiry with a writer on branch %s", ErrBadOption, w.Branch())
+	}
 	keys = cfg.shard.keys(keys)
 	r := &runner{w: w, job: job, cfg: cfg, rep: Report{Total: len(keys)}}
 	if cfg.clock != nil {
@@ -102,7 +106,11 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 	if err := cfg.hygiene.setProperties(ctx, w); err != nil {
 		return r.rep, fmt.Errorf("backfill: set metadata properties: %w", err)
 	}
-	todo := r.skipDone(tbl, cfg.order.apply(keys))
+	onBranch, err := commit.OnBranch(tbl, w.Branch()) // resume reads the writer's branch
+	if err != nil {
+		return r.rep, fmt.Errorf("backfill: %w", err)
+	}
+	todo := r.skipDone(onBranch, cfg.order.apply(keys))
 	if err := r.runAll(ctx, todo); err != nil {
 		return r.rep, err
 	}

@@ -72,3 +72,12 @@ func (d *decisions) removeUnused(ctx context.Context, tbl *icetable.Table, keepL
 	}
 	return errors.Join(errs...)
 }
+
+// release ends a call that owns d: it removes the rewrites the table does
+// not reference, given the call's outcome err and the latest table state
+// loaded (keeping the latest attempt's when its commit landed, or may
+// have). Best effort: a rewrite left behind is for the orphan cleanup.
+func (d *decisions) release(ctx context.Context, last *icetable.Table, err error) {
+	var unknown *UnknownOutcomeError
+	_ = d.removeUnused(context.WithoutCancel(ctx), last, err == nil || errors.As(err, &unknown))
+}

@@ -63,4 +63,21 @@
 // added/deleted counts, changed-partition-count, manifest counts, totals).
 // Manifest-list partition summaries follow the spec's field_summary rules
 // ([partition.Spec.Summaries]), not iceberg-go v0.7.0's.
+//
+// # Branches (write-audit-publish)
+//
+// A [Request] with a Branch commits to that branch instead of main: each
+// attempt plans on the branch's head ([OnBranch], a read-only view of the
+// table whose current snapshot is the head, so planning, Unchanged
+// detection and [Records] read the branch's ancestry), the new snapshot's
+// parent is the head, and the commit sets and requires the branch ref;
+// main is neither read nor required. A branch that does not exist is cut
+// from main's current snapshot by its first commit.
+//
+// [Publish] makes main hold what the branch's icerun writes made of their
+// partitions: a fast-forward of main's ref when main has not moved since
+// the branch's base, otherwise the branch's partition replacements planned
+// again on main's current state with the branch's data files, failing with
+// [ErrPublishConflict] where main replaced one of them after the base.
+// [DropBranch] removes the ref.
 package commit

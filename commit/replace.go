@@ -65,6 +65,24 @@ type Request struct {
 	// commit (see [Locker]); Base is then not used, since a state loaded
 	// before the lock was taken may be stale.
 	Lock Locker
+	// Branch, when set, commits to that branch instead of main: each
+	// attempt plans on the branch's head ([OnBranch]), the snapshot's
+	// parent is the head, and the commit requires the branch ref, not
+	// main, to be where it was. A branch that does not exist yet is cut
+	// from main's current snapshot by the commit. Base is the table state
+	// as the catalog holds it, not a view.
+	Branch string
+
+	summaryExtra iceberg.Properties                            // more summary properties (a publish's)
+	landed       func(md icetable.Metadata) *icetable.Snapshot // finds the commit after an unknown outcome; nil: by Token on the branch
+}
+
+// ref is the branch req commits to.
+func (req *Request) ref() string {
+	if req.Branch == "" {
+		return icetable.MainBranch
+	}
+	return req.Branch
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
@@ -75,20 +93,9 @@ type Request struct {
 // (req.OldSpec) belong to Replace: when it returns, those that the table
 // does not reference are removed, whatever the outcome.
 func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result, err error) {
-	pol, err := req.Policy.withDefaults()
-	if err != nil {
-		return Result{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
-	defer cancel()
-
 	decided := newDecisions() // older-spec decisions, kept across attempts
 	var last *icetable.Table  // the latest table state loaded
-	defer func() {
-		var unknown *UnknownOutcomeError
-		// Best effort: a rewrite left behind is for the orphan cleanup.
-		_ = decided.removeUnused(context.WithoutCancel(ctx), last, err == nil || errors.As(err, &unknown))
-	}()
+	defer func() { decided.release(ctx, last, err) }()
 
 	keys := make(map[partition.Key]bool, len(req.Parts))
 	for _, p := range req.Parts {
@@ -98,6 +105,27 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result,
 	}
 	slices.Sort(res.Partitions)
 	cache := newManifestCache() // manifests read, kept across attempts
+	return req.run(ctx, cat, res, &last, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
+		return req.attempt(ctx, cat, tbl, keys, decided, cache, res)
+	})
+}
+
+// step plans and commits one attempt on tbl, the table as req.Branch sees
+// it, and returns the snapshot that holds the change (the current one
+// when unchanged). Errors raised before the catalog call are noRetry;
+// those of the catalog call are *catalogError.
+type step func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error)
+
+// run is the commit loop under req.Policy: load, plan and commit with try,
+// classify the outcome, back off and retry on conflicts (see the package
+// documentation). It keeps the latest table state loaded in *last.
+func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, last **icetable.Table, try step) (Result, error) {
+	pol, err := req.Policy.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
+	defer cancel()
 	// What a lost attempt leaves (its manifests, the metadata files of
 	// the commits that lost with it) is removed while the next attempt
 	// runs, not before it: the next attempt starts as soon as its wait
@@ -133,12 +161,17 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result,
 			}
 			return res, fmt.Errorf("%s: load table: %w", req.Op, withCause(ctx, err))
 		}
-		last = tbl
+		*last = tbl
 		if err := req.sameTable(tbl); err != nil {
 			unlock()
 			return res, err
 		}
-		snap, err := req.attempt(ctx, cat, tbl, keys, decided, cache, &res)
+		view, err := OnBranch(tbl, req.Branch)
+		if err != nil {
+			unlock()
+			return res, fmt.Errorf("%s: %w", req.Op, err)
+		}
+		snap, err := try(ctx, view, &res)
 		unlock()
 		if err == nil {
 			res.SnapshotID = snap
@@ -205,6 +238,8 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 	switch {
 	case req.TableUUID != "" && md.TableUUID().String() != req.TableUUID:
 		return fmt.Errorf("%s: %w: table was dropped and recreated", req.Op, ErrTableChanged)
+	case req.Spec == nil: // a publish or a ref change: planned on each attempt
+		return nil
 	case md.DefaultPartitionSpec() != req.Spec.ID():
 		return fmt.Errorf("%s: %w: partition spec is now %d, rows were written for %d", req.Op, ErrTableChanged, md.DefaultPartitionSpec(), req.Spec.ID())
 	case Supported(md) != nil:
@@ -283,7 +318,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			return 0, noRetry(err)
 		}
 	}
-	st, err := stage(ctx, tbl, req.Kind, del, add, req.summary(fps, files), setProps, cache)
+	st, err := stage(ctx, tbl, req.ref(), req.Kind, del, add, req.summary(fps, files), setProps, cache)
 	if err != nil {
 		return 0, noRetry(err)
 	}
@@ -324,7 +359,7 @@ func (req *Request) summary(fps, files []string) iceberg.Properties {
 		keys[i] = p.Key.String()
 		rows += p.Rows
 	}
-	return iceberg.Properties{
+	out := iceberg.Properties{
 		SummaryPartitions:            strings.Join(keys, ","),
 		SummaryRunID:                 req.Lineage.RunID,
 		SummaryCodeVersion:           req.Lineage.CodeVersion,
@@ -335,6 +370,10 @@ func (req *Request) summary(fps, files []string) iceberg.Properties {
 		SummaryPartitionFingerprints: strings.Join(fps, ","),
 		SummaryPartitionFiles:        strings.Join(files, ","),
 	}
+	for k, v := range req.summaryExtra {
+		out[k] = v
+	}
+	return out
 }
 
 // combine is the input fingerprint of several partitions: their sorted
@@ -362,7 +401,7 @@ func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cer
 	if err != nil {
 		return nil, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
 	}
-	if s := findToken(tbl.Metadata(), req.Token); s != nil {
+	if s := req.found(tbl); s != nil {
 		res.SnapshotID = s.SnapshotID
 		return tbl, nil
 	}
@@ -382,6 +421,19 @@ func withCause(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", cause, err)
 	}
 	return err
+}
+
+// found returns the snapshot of req's commit in tbl, nil when the commit
+// is not there.
+func (req *Request) found(tbl *icetable.Table) *icetable.Snapshot {
+	if req.landed != nil {
+		return req.landed(tbl.Metadata())
+	}
+	view, err := OnBranch(tbl, req.Branch)
+	if err != nil {
+		return nil
+	}
+	return findToken(view.Metadata(), req.Token)
 }
 
 // noRetryError marks an error raised before the catalog was called: it is

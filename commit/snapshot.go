@@ -67,16 +67,17 @@ type producer struct {
 	replaced int
 }
 
-// stage writes one snapshot of tbl that removes del (data files listed in
-// tbl's current snapshot) and adds add (data files of the current spec),
-// a commit of kind with summary properties props, and returns it with the catalog updates
-// and requirements that commit it (setProps set in the same commit). The
-// commit requires that main, the schema and the spec have not moved. On
+// stage writes one snapshot of tbl, as branch ref sees it ([OnBranch]),
+// that removes del (data files listed in tbl's current snapshot) and adds
+// add (data files of the current spec), a commit of kind with summary
+// properties props, and returns it with the catalog updates and
+// requirements that commit it (setProps set in the same commit). The
+// commit requires that ref, the schema and the spec have not moved. On
 // error the files already written are removed.
 //
 // cache holds the manifest lists and entries already read, reused instead
 // of reading them again, and keeps those this commit reads.
-func stage(ctx context.Context, tbl *icetable.Table, kind Kind, del, add []iceberg.DataFile, props, setProps iceberg.Properties, cache *manifestCache) (_ *staged, err error) {
+func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del, add []iceberg.DataFile, props, setProps iceberg.Properties, cache *manifestCache) (_ *staged, err error) {
 	p, err := newProducer(ctx, tbl)
 	if err != nil {
 		return nil, err
@@ -137,19 +138,24 @@ func stage(ctx context.Context, tbl *icetable.Table, kind Kind, del, add []icebe
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var base *int64
-	if cur := p.md.CurrentSnapshot(); cur != nil {
-		base = &cur.SnapshotID
+	var base *int64 // ref's snapshot; nil when ref does not exist yet
+	switch r, ok := Ref(p.md, ref); {
+	case ref == icetable.MainBranch:
+		if cur := p.md.CurrentSnapshot(); cur != nil {
+			base = &cur.SnapshotID
+		}
+	case ok:
+		base = &r.SnapshotID
 	}
 	st := &staged{
 		snap: snap,
 		updates: []icetable.Update{
 			icetable.NewAddSnapshotUpdate(snap),
-			icetable.NewSetSnapshotRefUpdate(icetable.MainBranch, snap.SnapshotID, icetable.BranchRef, -1, -1, -1),
+			icetable.NewSetSnapshotRefUpdate(ref, snap.SnapshotID, icetable.BranchRef, -1, -1, -1),
 		},
 		reqs: []icetable.Requirement{
 			icetable.AssertTableUUID(p.md.TableUUID()),
-			icetable.AssertRefSnapshotID(icetable.MainBranch, base),
+			icetable.AssertRefSnapshotID(ref, base),
 			icetable.AssertCurrentSchemaID(p.md.CurrentSchema().ID),
 			icetable.AssertDefaultSpecID(p.md.DefaultPartitionSpec()),
 		},

@@ -34,7 +34,7 @@ func sparkWrites(t *testing.T, e *Engines, c *Catalog, v int, m eventModel) stri
 		SparkSQL(fmt.Sprintf("INSERT OVERWRITE %s SELECT id, %s, concat('o', id) FROM range(200, 206)", name, eventTS("2"))),
 		SparkSQL("RESET spark.sql.sources.partitionOverwriteMode"),
 	})
-	var over []event
+	var over []sparkEvent
 	for id := int64(200); id < 206; id++ {
 		over = append(over, eventAt(id, 2, "o"+strconv.FormatInt(id, 10)))
 	}
@@ -122,18 +122,18 @@ func TestSparkWrittenDeletes(t *testing.T) {
 				if _, err := cw.Recompute(ctx, ckey, table.Source{Table: src, Key: srcKey}, identity); err != nil {
 					t.Fatal(err)
 				}
-				inPart := rows(m.where(func(ev event) bool { return ev.key() == withDeletes[0] }))
+				inPart := rows(m.where(func(ev sparkEvent) bool { return ev.key() == withDeletes[0] }))
 				SameRows(t, "recomputed copy of "+withDeletes[0], inPart, e.SparkSQL(t, "SELECT id, ts, data FROM "+copyName))
 
 				w := open(t, c, "events")
-				newIn := func(k string, from int64, n int) []event {
+				newIn := func(k string, from int64, n int) []sparkEvent {
 					var b int
 					var day string
 					if _, err := fmt.Sscanf(strings.ReplaceAll(k, "/", " "), "ts_day=%s id_bucket=%d", &day, &b); err != nil {
 						t.Fatalf("key %s: %v", k, err)
 					}
 					d := slices.Index([]string{"2026-07-14", "2026-07-15", "2026-07-16"}, day)
-					var out []event
+					var out []sparkEvent
 					for _, id := range idsIn(int32(b), from, n) {
 						out = append(out, eventAt(id, d, "icerun-"+strconv.FormatInt(id, 10)))
 					}
@@ -162,8 +162,8 @@ func TestSparkWrittenDeletes(t *testing.T) {
 
 				// Upsert into a fourth: one of its rows changed, a deleted id back, a new id
 				k3 := withDeletes[3]
-				var up []event
-				for _, ev := range m.where(func(ev event) bool { return ev.key() == k3 }) {
+				var up []sparkEvent
+				for _, ev := range m.where(func(ev sparkEvent) bool { return ev.key() == k3 }) {
 					ev.Data = "upserted"
 					up = append(up, ev)
 					break

@@ -29,8 +29,8 @@ var eventDay0 = time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC).UnixMicro()
 
 const dayMicros = int64(24 * time.Hour / time.Microsecond)
 
-// event is one row of events.
-type event struct {
+// sparkEvent is one row of the Spark-written events table.
+type sparkEvent struct {
 	ID   int64
 	TS   int64 // microseconds since the epoch, UTC
 	Data string
@@ -38,8 +38,8 @@ type event struct {
 
 // eventAt is the event of id on day (0, 1, 2, ... from 2026-07-14), id
 // minutes into the day, the SQL expression eventTS computes.
-func eventAt(id int64, day int, data string) event {
-	return event{ID: id, TS: eventDay0 + int64(day)*dayMicros + id%1440*60_000_000, Data: data}
+func eventAt(id int64, day int, data string) sparkEvent {
+	return sparkEvent{ID: id, TS: eventDay0 + int64(day)*dayMicros + id%1440*60_000_000, Data: data}
 }
 
 // eventTS is the Spark SQL expression of eventAt's ts for column id and
@@ -54,7 +54,7 @@ var bucket8Long = iceberg.BucketTransform{NumBuckets: 8}.Transformer(iceberg.Pri
 func bucket8(id int64) int32 { return bucket8Long(id).Val }
 
 // key is ev's partition as icerun's key text.
-func (ev event) key() string {
+func (ev sparkEvent) key() string {
 	day := time.UnixMicro(ev.TS).UTC().Format(time.DateOnly)
 	return fmt.Sprintf("ts_day=%s/id_bucket=%d", day, bucket8(ev.ID))
 }
@@ -71,16 +71,16 @@ func idsIn(b int32, from int64, n int) []int64 {
 }
 
 // eventModel is the expected content of events, by id.
-type eventModel map[int64]event
+type eventModel map[int64]sparkEvent
 
-func (m eventModel) put(evs ...event) {
+func (m eventModel) put(evs ...sparkEvent) {
 	for _, ev := range evs {
 		m[ev.ID] = ev
 	}
 }
 
 // replace makes the partitions of keys hold exactly evs.
-func (m eventModel) replace(keys []string, evs ...event) {
+func (m eventModel) replace(keys []string, evs ...sparkEvent) {
 	for id, ev := range m {
 		if slices.Contains(keys, ev.key()) {
 			delete(m, id)
@@ -90,7 +90,7 @@ func (m eventModel) replace(keys []string, evs ...event) {
 }
 
 // overwrite is a dynamic overwrite: the partitions of evs hold exactly evs.
-func (m eventModel) overwrite(evs ...event) {
+func (m eventModel) overwrite(evs ...sparkEvent) {
 	var keys []string
 	for _, ev := range evs {
 		keys = append(keys, ev.key())
@@ -98,8 +98,8 @@ func (m eventModel) overwrite(evs ...event) {
 	m.replace(keys, evs...)
 }
 
-func (m eventModel) where(keep func(event) bool) []event {
-	var out []event
+func (m eventModel) where(keep func(sparkEvent) bool) []sparkEvent {
+	var out []sparkEvent
 	for _, id := range slices.Sorted(maps.Keys(m)) {
 		if keep(m[id]) {
 			out = append(out, m[id])
@@ -119,7 +119,7 @@ func (m eventModel) keys() []string {
 }
 
 // rows are evs as the engines report them.
-func rows(evs []event) []Row {
+func rows(evs []sparkEvent) []Row {
 	out := make([]Row, len(evs))
 	for i, ev := range evs {
 		out[i] = Row{"id": fmt.Sprintf("i:%d", ev.ID), "ts": fmt.Sprintf("ts:%d", ev.TS), "data": "s:" + ev.Data}
@@ -127,7 +127,7 @@ func rows(evs []event) []Row {
 	return out
 }
 
-func (m eventModel) rows() []Row { return rows(m.where(func(event) bool { return true })) }
+func (m eventModel) rows() []Row { return rows(m.where(func(sparkEvent) bool { return true })) }
 
 var eventFields = []arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -136,7 +136,7 @@ var eventFields = []arrow.Field{
 }
 
 // eventReader is evs as icerun's input.
-func eventReader(t testing.TB, evs ...event) array.RecordReader {
+func eventReader(t testing.TB, evs ...sparkEvent) array.RecordReader {
 	t.Helper()
 	rec := batch(eventFields, len(evs), func(b *array.RecordBuilder, i int) {
 		b.Field(0).(*array.Int64Builder).Append(evs[i].ID)
@@ -189,7 +189,7 @@ func checkEvents(t testing.TB, e *Engines, c *Catalog, m eventModel, what string
 		PyIcebergScan(c.Name, c.Py("events"), Scan{Filter: pyFilter, Columns: []string{"id", "ts", "data"}}),
 		SparkSQL("SELECT count(*) AS n FROM " + name),
 	})
-	day1 := rows(m.where(func(ev event) bool { return ev.TS >= lo && ev.TS < hi }))
+	day1 := rows(m.where(func(ev sparkEvent) bool { return ev.TS >= lo && ev.TS < hi }))
 	SameRows(t, what+": spark full scan", m.rows(), res[0].Named())
 	SameRows(t, what+": pyiceberg full scan", m.rows(), res[1].Named())
 	SameRows(t, what+": spark day 1", day1, res[2].Named())

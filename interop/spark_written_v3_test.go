@@ -57,7 +57,7 @@ func TestSparkWrittenV3RowLineage(t *testing.T) {
 
 		// replaced checks the lineage after icerun's snapshot replaced the
 		// partitions keys with the rows added.
-		replaced := func(what string, keys []string, added []event) {
+		replaced := func(what string, keys []string, added []sparkEvent) {
 			t.Helper()
 			tbl := c.Load(t, "events")
 			s := tbl.CurrentSnapshot()
@@ -89,7 +89,7 @@ func TestSparkWrittenV3RowLineage(t *testing.T) {
 		}
 
 		k0 := eventAt(0, 0, "").key()
-		in0 := []event{}
+		in0 := []sparkEvent{}
 		for _, id := range idsIn(bucket8(0), 1000, 3) {
 			in0 = append(in0, eventAt(id, 0, "icerun-"+strconv.FormatInt(id, 10)))
 		}
@@ -102,7 +102,7 @@ func TestSparkWrittenV3RowLineage(t *testing.T) {
 		}
 		replaced("after icerun's ReplacePartition", []string{k0}, in0)
 
-		in12 := []event{eventAt(2001, 1, "icerun-2001"), eventAt(2002, 2, "icerun-2002")}
+		in12 := []sparkEvent{eventAt(2001, 1, "icerun-2001"), eventAt(2002, 2, "icerun-2002")}
 		if _, err := w.ReplacePartitions(ctx, eventReader(t, in12...)); err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestSparkWrittenV3RowLineage(t *testing.T) {
 		// Spark continues the lineage on icerun's metadata
 		next := c.Load(t, "events").Metadata().NextRowID()
 		var upd int64 = -1
-		for _, ev := range m.where(func(ev event) bool { return ev.ID < 60 }) {
+		for _, ev := range m.where(func(ev sparkEvent) bool { return ev.ID < 60 }) {
 			upd = ev.ID
 			break
 		}
@@ -148,7 +148,7 @@ func TestSparkWrittenV3RowLineage(t *testing.T) {
 		// icerun again, on the partition Spark updated, then rewrote
 		ku := m[upd].key()
 		b := bucket8(upd)
-		inu := []event{}
+		inu := []sparkEvent{}
 		for _, id := range idsIn(b, 6000, 2) {
 			inu = append(inu, eventAt(id, int((m[upd].TS-eventDay0)/dayMicros), "icerun-"+strconv.FormatInt(id, 10)))
 		}

@@ -15,6 +15,16 @@
 // version, the schema id, the partitions and a fingerprint of the input
 // (the commit.Summary* constants).
 //
+// # Write-audit-publish
+//
+// A Writer opened [WithBranch] commits every write to that branch; main
+// and its readers see nothing of it. Audit the branch with any engine, or
+// with [Writer.ReadBranch], then [Writer.Publish] it onto main in one
+// snapshot (a fast-forward, or the branch's replacements planned again on
+// main's current state; [commit.ErrPublishConflict] where main replaced
+// the same partitions since, unless [WithForce]). [Writer.DropBranch]
+// removes the branch.
+//
 // # Caveats
 //
 //   - A partition that holds row-level delete files (merge-on-read
@@ -39,6 +49,11 @@
 //     each older-spec file the key's filter cannot prune.
 //   - After a [commit.ErrUnknownOutcome] the new files are kept, since the
 //     table may reference them; an orphan cleanup removes them if not.
+//   - On a branch, rows routed to the late table go to the same branch of
+//     the late table (publish it too); quarantined input goes to the
+//     quarantine table's main.
+//   - Publishing re-plans icerun's writes only: snapshots other engines
+//     committed to the branch are published by a fast-forward only.
 //   - Importing the package registers, process-wide, a zstd codec for
 //     Parquet pages with arrow-go. It writes the same bytes as arrow-go's
 //     own codec, with encoders sized to the page, and it leaves in place a

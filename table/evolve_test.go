@@ -31,6 +31,15 @@ func evolveToMonth(t *testing.T, cat catalog.Catalog, ident icetable.Identifier)
 	evolveSpec(t, cat, ident, "event_date", "event_ts", iceberg.MonthTransform{}, "event_month")
 }
 
+// july is 10 orders of every day of July 2026.
+func july() []orderdata.Order {
+	var out []orderdata.Order
+	for d := 1; d <= 31; d++ {
+		out = append(out, orderdata.Day(time.Date(2026, 7, d, 0, 0, 0, 0, time.UTC), 10)...)
+	}
+	return out
+}
+
 // A table partitioned by month(event_ts) evolves to day(event_ts).
 // Replacing a day must remove that day's rows from the month file written
 // under the old spec, and keep the month's other days.
@@ -42,11 +51,7 @@ func TestReplacePartitionAfterSpecEvolution(t *testing.T) {
 	ctx := context.Background()
 
 	w := open(t, cat, ident)
-	var july []orderdata.Order
-	for d := 1; d <= 31; d++ {
-		july = append(july, orderdata.Day(time.Date(2026, 7, d, 0, 0, 0, 0, time.UTC), 10)...)
-	}
-	_, err := w.ReplacePartition(ctx, key(t, w, "event_month=2026-07"), reader(july))
+	_, err := w.ReplacePartition(ctx, key(t, w, "event_month=2026-07"), reader(july()))
 	require.NoError(t, err)
 	august := orderdata.Day(time.Date(2026, 8, 3, 0, 0, 0, 0, time.UTC), 10)
 	_, err = w.ReplacePartition(ctx, key(t, w, "event_month=2026-08"), reader(august))

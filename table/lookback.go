@@ -95,7 +95,7 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	tbl, err := w.refresh(ctx)
+	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -165,7 +165,7 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 // commitWindow commits the parts that changed, leaving the others as they
 // are, and fills the per-partition results.
 func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Spec, parts []commit.Part, st *stager) (commit.Result, error) {
-	tbl, err := w.refresh(ctx)
+	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, w.fail(op, st, err)
 	}
@@ -196,7 +196,7 @@ func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Sp
 			return result, err
 		}
 	}
-	if tbl, err = w.refresh(context.WithoutCancel(ctx)); err != nil {
+	if tbl, err = w.head(context.WithoutCancel(ctx)); err != nil {
 		tbl = nil // committed; the per-partition deletions are then unknown
 	}
 	result.PerPartition = perPartition(ctx, tbl, spec, parts, same, result)

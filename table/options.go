@@ -25,6 +25,8 @@ type config struct {
 	maxWriters  int
 	upsertOrder string // options_upsert.go
 	contract    *schema.Contract
+	branch      string // options_branch.go; "" is main
+	force       bool
 }
 
 // Defaults of the options.

@@ -55,7 +55,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if rows == nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, ErrNilInput)
 	}
-	tbl, err := w.refresh(ctx)
+	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -157,6 +157,7 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 		Lock:            w.cfg.lock,
 		TableProperties: mappingUpdate,
 		Committed:       w.setTable,
+		Branch:          w.cfg.branch,
 	}
 }
 

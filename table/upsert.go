@@ -83,7 +83,7 @@ func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns
 	if len(keyColumns) == 0 {
 		return commit.Result{}, fmt.Errorf("%s: %w: no key columns", op, ErrBadUpsertKey)
 	}
-	tbl, err := w.refresh(ctx)
+	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -185,7 +185,7 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 		case err == nil:
 			return u.done(ctx, result, parts)
 		case errors.As(err, &moved) && attempts < pol.Attempts:
-			if tbl, err = u.w.refresh(ctx); err != nil {
+			if tbl, err = u.w.head(ctx); err != nil {
 				return result, errors.Join(fmt.Errorf("%s: %w", u.op, err), removeAll())
 			}
 			if tbl.Schema().ID != u.schemaID || tbl.Metadata().DefaultPartitionSpec() != u.spec.ID() {

@@ -20,6 +20,7 @@ func replaceCmd(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("replace")
 	keyText := fs.String("key", "", "partition key, e.g. event_date=2026-07-14")
 	path := fs.String("file", "", "Parquet file with the partition's rows")
+	branchFlag(e, fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}

@@ -1,10 +1,11 @@
 // Command icerun drives icerun's partition replacement for operators:
 //
-//	icerun replace  -table db.t -key event_date=2026-07-14 -file day.parquet
+//	icerun replace  -table db.t -key event_date=2026-07-14 -file day.parquet [-branch audit]
 //	icerun backfill -table db.t -dir in/ -from event_date=2025-06-01 -to event_date=2026-07-14 [-workers 4] [-shard i/n | -shards-from-env]
 //	icerun history  -table db.t event_date=2026-07-14
 //	icerun plan     -table db.t -key event_date=2026-07-14
 //	icerun cleanup  -table db.t [-min-age 6h | -any-age] [-delete]
+//	icerun publish  db.t -branch audit [-force]
 //
 // The catalog is the embedded SQLite catalog in ./warehouse (-warehouse,
 // ICERUN_WAREHOUSE), or any iceberg-go catalog given by -catalog-uri
@@ -52,12 +53,13 @@ var commands = map[string]func(ctx context.Context, e *env, args []string) error
 	"history":  historyCmd,
 	"plan":     planCmd,
 	"cleanup":  cleanupCmd,
+	"publish":  publishCmd,
 }
 
 // run runs one command and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || commands[args[0]] == nil {
-		fmt.Fprintln(stderr, "icerun: usage: icerun replace|backfill|history|plan|cleanup [flags] (icerun CMD -h for flags)")
+		fmt.Fprintln(stderr, "icerun: usage: icerun replace|backfill|history|plan|cleanup|publish [flags] (icerun CMD -h for flags)")
 		return 2
 	}
 	e := &env{out: stdout, err: stderr}
@@ -83,6 +85,7 @@ type env struct {
 
 	warehouse, catalogURI, catalogType string
 	tableName, runID, codeVersion      string
+	branch                             string // -branch of a writing command; "" is main
 }
 
 // flags returns a flag set with the shared flags.
@@ -140,8 +143,8 @@ func slicesContainsEmpty(s []string) bool {
 	return false
 }
 
-// writer opens the table's writer with the shared options.
-func (e *env) writer(ctx context.Context) (*table.Writer, error) {
+// writer opens the table's writer with the shared options, and more.
+func (e *env) writer(ctx context.Context, more ...table.Option) (*table.Writer, error) {
 	ident, err := e.ident()
 	if err != nil {
 		return nil, err
@@ -154,5 +157,8 @@ func (e *env) writer(ctx context.Context) (*table.Writer, error) {
 	if e.runID != "" {
 		opts = append(opts, table.WithRunID(e.runID))
 	}
-	return table.Open(ctx, cat, ident, opts...)
+	if e.branch != "" {
+		opts = append(opts, table.WithBranch(e.branch))
+	}
+	return table.Open(ctx, cat, ident, append(opts, more...)...)
 }

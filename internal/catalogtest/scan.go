@@ -24,10 +24,18 @@ func CanonicalScan(t testing.TB, cat catalog.Catalog, ident icetable.Identifier)
 	if err != nil {
 		t.Fatalf("load %v: %v", ident, err)
 	}
+	return CanonicalTable(t, tbl)
+}
+
+// CanonicalTable is [CanonicalScan] of a loaded table state (a branch's
+// view, say).
+func CanonicalTable(t testing.TB, tbl *icetable.Table) []byte {
+	t.Helper()
+	ident := tbl.Identifier()
 	if tbl.CurrentSnapshot() == nil {
 		return nil
 	}
-	_, batches, err := tbl.Scan().ToArrowRecords(ctx)
+	_, batches, err := tbl.Scan().ToArrowRecords(context.Background())
 	if err != nil {
 		t.Fatalf("scan %v: %v", ident, err)
 	}

@@ -1,0 +1,108 @@
+package table
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/partition"
+)
+
+// Branch is the branch this writer commits to ([WithBranch]); "" is main.
+func (w *Writer) Branch() string { return w.cfg.branch }
+
+// head loads the table and returns it as the writer's branch sees it
+// (commit.OnBranch): its current snapshot is the branch's head.
+func (w *Writer) head(ctx context.Context) (*icetable.Table, error) {
+	tbl, err := w.refresh(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return commit.OnBranch(tbl, w.cfg.branch)
+}
+
+// Publish makes main hold what the icerun writes on branch made of their
+// partitions, in one snapshot on main (see commit.Publish):
+//
+//   - when main has not moved since the branch was cut or last
+//     published, main's ref moves to the branch's head (fast-forward, no
+//     new files);
+//   - otherwise the branch's partition replacements are re-planned on
+//     main's current state, reusing the branch's data files. If main
+//     replaced one of those partitions after the branch's base, the call
+//     fails with [commit.ErrPublishConflict] naming them, unless the
+//     writer was opened [WithForce];
+//   - publishing the same branch again is a no-op (Unchanged).
+//
+// The branch is kept; [Writer.DropBranch] removes it. Writes to the
+// branch by other engines are published by a fast-forward only.
+func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, error) {
+	op := fmt.Sprintf("table: publish branch %s of %s", branch, w.name)
+	if err := checkBranch(branch); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	return commit.Publish(ctx, w.cat, commit.PublishRequest{
+		Op:        op,
+		Ident:     w.ident,
+		Branch:    branch,
+		Force:     w.cfg.force,
+		Lineage:   commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion},
+		Token:     uuid.NewString(),
+		Policy:    w.cfg.policy,
+		Committed: w.setTable,
+		OldSpec: func(spec *partition.Spec, parts []commit.Part) commit.OldSpecFunc {
+			return (&oldSpecs{spec: spec, keys: parts, cfg: w.cfg}).decide
+		},
+	})
+}
+
+// DropBranch removes branch's ref from the table. Its snapshots, and the
+// data files only they reference, stay until snapshots are expired. A
+// branch that does not exist is [commit.ErrNoSuchBranch].
+func (w *Writer) DropBranch(ctx context.Context, branch string) error {
+	op := fmt.Sprintf("table: drop branch %s of %s", branch, w.name)
+	if err := checkBranch(branch); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	return commit.DropBranch(ctx, w.cat, op, w.ident, branch, w.cfg.policy)
+}
+
+// ReadBranch returns the rows that partition key holds on branch (main
+// included), exactly, resolved to the table schema: the audit step of
+// write-audit-publish. The caller releases the reader. A branch that does
+// not exist is [commit.ErrNoSuchBranch]; a branch without a snapshot
+// gives no rows.
+func (w *Writer) ReadBranch(ctx context.Context, branch string, key partition.Key) (array.RecordReader, error) {
+	op := fmt.Sprintf("table: read branch %s of %s/%s", branch, w.name, key)
+	if !key.IsValid() {
+		return nil, fmt.Errorf("%s: %w: zero key", op, partition.ErrMalformedKey)
+	}
+	tbl, err := w.refresh(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	src := Source{Table: tbl, Key: key}
+	if branch != icetable.MainBranch {
+		ref, ok := commit.Ref(tbl.Metadata(), branch)
+		if !ok {
+			return nil, fmt.Errorf("%s: %w", op, commit.ErrNoSuchBranch)
+		}
+		if ref.SnapshotRefType != icetable.BranchRef {
+			return nil, fmt.Errorf("%s: %w: ref %q is a %s, not a branch", op, commit.ErrUnsupported, branch, ref.SnapshotRefType)
+		}
+		src.SnapshotID = ref.SnapshotID
+	}
+	rows, err := readSource(ctx, src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return rows, nil
+}
