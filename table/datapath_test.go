@@ -172,3 +172,51 @@ func TestDataFilePathsAreLiteral(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedPartitionPathRefused: a null string and the string "null" make
+// the same folder name, which iceberg-go's partitioned writer takes for one
+// partition; the dynamic write fails and leaves the table as it was,
+// instead of recording the null rows under "null".
+func TestSharedPartitionPathRefused(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := catalogtest.New(t)
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "s", Type: iceberg.PrimitiveTypes.String},
+	)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "s", Transform: iceberg.IdentityTransform{}})
+	ident := catalogtest.CreateTable(t, cat, "shared", sch, spec, nil)
+	w := open(t, cat, ident)
+	rows := func(vals ...*string) array.RecordReader {
+		return catalogtest.Reader([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, len(vals), func(b *array.RecordBuilder, i int) {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			if vals[i] == nil {
+				b.Field(1).(*array.StringBuilder).AppendNull()
+			} else {
+				b.Field(1).(*array.StringBuilder).Append(*vals[i])
+			}
+		})
+	}
+	text, x := "null", "x"
+	_, err := w.ReplacePartitions(ctx, rows(&x))
+	require.NoError(t, err)
+	before := catalogtest.CanonicalScan(t, cat, ident)
+	for _, order := range [][]*string{{nil, &text, &x}, {&text, nil}} {
+		_, err = w.ReplacePartitions(ctx, rows(order...))
+		require.ErrorIs(t, err, table.ErrSharedPartitionPath)
+		assert.Equal(t, before, catalogtest.CanonicalScan(t, cat, ident))
+		assert.Empty(t, catalogtest.UnreferencedDataFiles(t, cat, ident, dir))
+	}
+	// In separate calls both partitions are written.
+	_, err = w.ReplacePartitions(ctx, rows(nil))
+	require.NoError(t, err)
+	_, err = w.ReplacePartitions(ctx, rows(&text))
+	require.NoError(t, err)
+	tbl, err := w.Refresh(ctx)
+	require.NoError(t, err)
+	var vals []any
+	for _, f := range liveFiles(t, tbl) {
+		vals = append(vals, f.Partition()[1000])
+	}
+	assert.ElementsMatch(t, []any{nil, "null", "x"}, vals)
+}
