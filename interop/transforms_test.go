@@ -5,7 +5,6 @@ package interop
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,7 +229,6 @@ func checkQueries(t *testing.T, e *Engines, c *Catalog, name string, want []Row,
 	}
 	res, err := e.TryBatch(reqs)
 	if err != nil {
-		escapedPathDefect(t, err)
 		t.Fatal(err)
 	}
 	SameRows(t, name+": spark full scan", want, res[0].Named())
@@ -327,7 +325,6 @@ func TestTimeColumn(t *testing.T) {
 		}
 		res, err := e.TryBatch(reqs)
 		if err != nil {
-			escapedPathDefect(t, err)
 			t.Fatal(err)
 		}
 		SameRows(t, name+": pyiceberg full scan", want, res[0].Named())
@@ -336,25 +333,4 @@ func TestTimeColumn(t *testing.T) {
 		}
 		stats.add(1, len(reqs))
 	}
-}
-
-// escapedPathDefect skips the test when err is the known defect below,
-// unless ICERUN_INTEROP_STRICT=1.
-//
-// iceberg-go v0.7.0 writes a partition value into its data file's path
-// escaped with url.QueryEscape ("1e+300" as "1e%2B300", a timestamp's ':'
-// as "%3A", base64's '/', '+', '=') and records that string as file_path,
-// but its file IO decodes the URI when it creates the file, so the file on
-// disk (or the S3 key) is "1e+300". Java's HadoopFileIO and S3FileIO and
-// PyIceberg's PyArrowFileIO open file_path literally and do not find the
-// file. icerun's keyed and dynamic writes inherit the paths iceberg-go's
-// writers choose, so Spark and PyIceberg cannot read such partitions.
-func escapedPathDefect(t *testing.T, err error) {
-	t.Helper()
-	msg := err.Error()
-	notFound := strings.Contains(msg, "NotFoundException") || strings.Contains(msg, "FileNotFoundError")
-	if !notFound || !strings.Contains(msg, "%") || os.Getenv("ICERUN_INTEROP_STRICT") == "1" {
-		return
-	}
-	t.Skipf("KNOWN DEFECT (escaped partition path, see escapedPathDefect): %.400s", msg)
 }

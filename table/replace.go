@@ -305,6 +305,13 @@ func (in *input) parts(files []iceberg.DataFile) ([]commit.Part, error) {
 	}
 	parts := make([]commit.Part, 0, len(in.sums))
 	for k, s := range in.sums {
+		var n int64
+		for _, f := range byKey[k] {
+			n += f.Count()
+		}
+		if n != s.Rows() {
+			return nil, fmt.Errorf("%w: key %s: the input has %d rows, its data files %d", ErrSharedPartitionPath, shortKey(k), s.Rows(), n)
+		}
 		parts = append(parts, commit.Part{Key: k, Files: byKey[k], Fingerprint: s.String(), Rows: s.Rows()})
 	}
 	slices.SortFunc(parts, func(a, b commit.Part) int { return strings.Compare(a.Key.String(), b.Key.String()) })
