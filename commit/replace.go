@@ -473,6 +473,27 @@ func Supported(md icetable.Metadata) error {
 		return fmt.Errorf("%w: %s=%q: iceberg-go v0.7.0 writes Parquet data files only",
 			ErrUnsupported, icetable.WriteFormatDefaultKey, format)
 	}
+	return fixedPartitions(md)
+}
+
+// fixedPartitions refuses a current spec with a partition field of type
+// fixed (identity of a fixed column): iceberg-go v0.7.0's manifest writer
+// encodes such values in a form Java Iceberg cannot decode ("Invalid int
+// encoding"), so Spark could not read the manifests icerun writes (the
+// interop suite found it; iceberg-go's own appends fail the same way).
+func fixedPartitions(md icetable.Metadata) error {
+	sch := md.CurrentSchema()
+	spec := md.PartitionSpec()
+	for _, f := range spec.Fields() {
+		src, ok := sch.FindFieldByID(f.SourceID())
+		if !ok {
+			continue
+		}
+		if _, fixed := f.Transform.ResultType(src.Type).(iceberg.FixedType); fixed {
+			return fmt.Errorf("%w: partition field %s is %s: iceberg-go v0.7.0 writes fixed partition values into manifests that Java Iceberg cannot read",
+				ErrUnsupported, f.Name, src.Type)
+		}
+	}
 	return nil
 }
 

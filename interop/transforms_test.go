@@ -4,6 +4,7 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,7 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/table"
 )
 
 // pf is a partition field on column name of cols.
@@ -278,7 +286,30 @@ func TestTransforms(t *testing.T) {
 			}
 			c.CreateTable(t, name, sch, iceberg.NewPartitionSpec(fields...), iceberg.Properties{"format-version": "2"})
 			w := open(t, c, name)
-			if _, err := w.ReplacePartitions(ctx, reader(t, data)); err != nil {
+			_, err := w.ReplacePartitions(ctx, reader(t, data))
+			if errors.Is(err, table.ErrSharedPartitionPath) {
+				// A null string and the string "null" share the folder
+				// s=null, which iceberg-go's partitioned writer would put
+				// into one file: icerun refuses the input, so the rows
+				// with the string "null" go in a call of their own.
+				rest, strs := splitNullString(t, data)
+				_, err = w.ReplacePartitions(ctx, reader(t, rest))
+				if err == nil {
+					_, err = w.ReplacePartitions(ctx, reader(t, strs))
+				}
+			}
+			if errors.Is(err, commit.ErrUnsupported) && slices.ContainsFunc(sc.fields, func(f struct {
+				col string
+				tr  iceberg.Transform
+			}) bool {
+				return f.col == "fx" && f.tr.Equals(iceberg.IdentityTransform{})
+			}) {
+				// iceberg-go v0.7.0 writes fixed partition values in a form
+				// Java cannot decode: icerun refuses such a spec.
+				t.Logf("refused, as it must be: %v", err)
+				return
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			var qs []query
@@ -333,4 +364,29 @@ func TestTimeColumn(t *testing.T) {
 		}
 		stats.add(1, len(reqs))
 	}
+}
+
+// splitNullString splits rec into its rows whose column s is not the
+// string "null" and those whose s is.
+func splitNullString(t *testing.T, rec arrow.RecordBatch) (rest, strs arrow.RecordBatch) {
+	t.Helper()
+	col := rec.Column(rec.Schema().FieldIndices("s")[0]).(*array.String)
+	is, isNot := array.NewBooleanBuilder(memory.DefaultAllocator), array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer is.Release()
+	defer isNot.Release()
+	for i := 0; i < col.Len(); i++ {
+		v := col.IsValid(i) && col.Value(i) == "null"
+		is.Append(v)
+		isNot.Append(!v)
+	}
+	filter := func(b *array.BooleanBuilder) arrow.RecordBatch {
+		mask := b.NewArray()
+		defer mask.Release()
+		out, err := compute.FilterRecordBatch(context.Background(), rec, mask, compute.DefaultFilterOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	return filter(isNot), filter(is)
 }
