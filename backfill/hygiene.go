@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -212,7 +213,19 @@ func newestExpired(before, after icetable.Metadata) (int64, bool) {
 // retry on a fresh state is safe.
 func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (bool, error)) error {
 	var err error
-	for range reloadAttempts {
+	for attempt := range reloadAttempts {
+		if attempt > 0 {
+			// Workers committing in a loop would win every race that
+			// is retried at once: wait a jittered, growing while.
+			d := time.Duration(attempt) * (20*time.Millisecond + rand.N(20*time.Millisecond))
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
 		var tbl *icetable.Table
 		if tbl, err = refresh(ctx, w); err != nil {
 			return err
