@@ -140,11 +140,11 @@ func columnQueries(c col, tr iceberg.Transform, rows []Row) []query {
 				q.sparkWant = filterRows(rows, func(r Row) bool { return r[c.name].(string) == v })
 			}
 			if v != "f:0000000000000000" && v != "f:8000000000000000" {
-				// Not compared (known gap, not diagnosed): PyIceberg 0.12
-				// returned no rows for f = +Inf on a float column and for
-				// d = 0.1 and d = 1e300 on a double column (its literal
-				// conversion to float32 makes +Inf "above max"); Spark
-				// returns them, and PyIceberg's full scans read them.
+				// Not compared: PyIceberg 0.12 returns no rows for
+				// d = 0.1 or d = 1e300 (double) and f = 0.1 or f = +Inf
+				// (float) on identity partitions of tables it wrote
+				// itself too (create, append, EqualTo); Spark returns
+				// them, and PyIceberg's full scans read them.
 				q.py = nil
 			}
 		}
