@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/partition"
 )
@@ -218,6 +219,13 @@ func TestKeyedWriteMatchesPartitionedWrite(t *testing.T) {
 				rows, err := array.NewRecordReader(sc, input[k])
 				require.NoError(t, err)
 				_, err = w.ReplacePartition(ctx, k, rows)
+				if strings.HasSuffix(t.Name(), "/identity_fx") {
+					// Written alike, but never committed: iceberg-go's
+					// manifests of fixed partition values are unreadable
+					// to Java (see commit.Supported).
+					require.ErrorIs(t, err, commit.ErrUnsupported)
+					return
+				}
 				require.NoError(t, err)
 			}
 			want := catalogtest.CanonicalScan(t, cat, ident)
