@@ -14,7 +14,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -46,6 +45,7 @@ func main() {
 	runsFlag := flag.Int("runs", 5, "rounds of the throughput runs (the partition runs get twice as many, plus one); -peers: rounds of every scenario")
 	peers := flag.Bool("peers", false, "run icerun beside raw iceberg-go, PyIceberg, Spark and the Parquet floor (issue #12) instead; Python from $ICERUN_PYTHON")
 	scenarios := flag.String("scenarios", "", "-peers: comma-separated subset of replace,dynamic,size,backfill,upsert (default all)")
+	enginesFlag := flag.String("engines", "", "-peers: comma-separated subset of icerun,raw,pyiceberg,spark-cow,spark-mor,pqarrow,pyarrow (default all)")
 	backfillFlag := flag.String("backfill", "400x10000", "-peers: days x rows per day of the backfill scenario")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
@@ -63,7 +63,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "icerun-bench: -backfill:", err)
 			os.Exit(2)
 		}
-		blocks := peerBlocks(ints(*rowsFlag), ints(*partsFlag), bfDays, bfRows, *scenarios)
+		blocks := peerBlocks(ints(*rowsFlag), ints(*partsFlag), bfDays, bfRows, *scenarios, *enginesFlag)
 		if err := runPeers(blocks, *runsFlag, os.Getenv("ICERUN_PYTHON")); err != nil {
 			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
 			os.Exit(1)
@@ -318,18 +318,4 @@ func cpuSeconds() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
-func peakRSSMB() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
+func peakRSSMB() float64 { return float64(statusKB("/proc/self/status", "VmHWM:")) / 1024 }

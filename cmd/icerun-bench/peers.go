@@ -26,9 +26,16 @@ type block struct {
 }
 
 // peerBlocks are the scenarios of issue #12 for the given sizes.
-func peerBlocks(rows []int, parts []int, bfDays, bfRows int, only string) []block {
+func peerBlocks(rows []int, parts []int, bfDays, bfRows int, only, engines string) []block {
 	var bs []block
 	want := func(s string) bool { return only == "" || slices.Contains(strings.Split(only, ","), s) }
+	defer func() {
+		for i := range bs {
+			bs[i].engines = slices.DeleteFunc(bs[i].engines, func(e string) bool {
+				return e != "icerun" && engines != "" && !slices.Contains(strings.Split(engines, ","), e)
+			})
+		}
+	}()
 	if want("replace") {
 		for _, n := range rows {
 			bs = append(bs, block{fmt.Sprintf("1. replace 1 day, %s rows", count(n)), "replace",

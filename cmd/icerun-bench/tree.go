@@ -6,15 +6,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
 // runTree runs cmd and returns its stdout and the peak RSS in MB of its
-// whole process tree: the sum of the resident sets of the child and all
-// its descendants (pyspark's JVM is a child of the python process),
-// polled every 20 ms from /proc, and at least the maxrss the kernel kept
-// for the child and the descendants it waited for.
+// whole process tree: the sum of the peak resident sets (VmHWM) of the
+// child and every descendant seen (pyspark's JVM is a child of the python
+// process), polled every 20 ms from /proc. A sum of peaks never misses a
+// short spike; it can exceed the tree's peak if its processes peak at
+// different times. (The kernel's maxrss of the child is no use: a child
+// forked from this process starts with this process's high-water mark.)
 func runTree(cmd *exec.Cmd) (stdout []byte, peakMB float64, err error) {
 	var buf strings.Builder
 	cmd.Stdout = &buf
@@ -24,16 +25,18 @@ func runTree(cmd *exec.Cmd) (stdout []byte, peakMB float64, err error) {
 	done := make(chan struct{})
 	peak := make(chan float64)
 	go func() {
-		var max float64
+		hwm := map[int]int64{} // kB by pid
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if mb := treeRSSMB(cmd.Process.Pid); mb > max {
-				max = mb
-			}
+			treeHWM(cmd.Process.Pid, hwm)
 			select {
 			case <-done:
-				peak <- max
+				var kb int64
+				for _, v := range hwm {
+					kb += v
+				}
+				peak <- float64(kb) / 1024
 				return
 			case <-t.C:
 			}
@@ -41,25 +44,17 @@ func runTree(cmd *exec.Cmd) (stdout []byte, peakMB float64, err error) {
 	}()
 	err = cmd.Wait()
 	close(done)
-	peakMB = <-peak
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && float64(ru.Maxrss)/1024 > peakMB {
-		peakMB = float64(ru.Maxrss) / 1024
-	}
-	return []byte(buf.String()), peakMB, err
+	return []byte(buf.String()), <-peak, err
 }
 
-// treeRSSMB is the summed RSS in MB of pid and its descendants now.
-func treeRSSMB(pid int) float64 {
-	var pages int64
+// treeHWM records in hwm the VmHWM (kB) of pid and its descendants now.
+func treeHWM(pid int, hwm map[int]int64) {
 	todo := []int{pid}
 	for len(todo) > 0 {
 		p := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/statm"); err == nil {
-			if f := strings.Fields(string(b)); len(f) > 1 {
-				n, _ := strconv.ParseInt(f[1], 10, 64)
-				pages += n
-			}
+		if kb := statusKB("/proc/"+strconv.Itoa(p)+"/status", "VmHWM:"); kb > hwm[p] {
+			hwm[p] = kb
 		}
 		// A child is listed under the thread that forked it.
 		tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/task/*/children")
@@ -72,7 +67,21 @@ func treeRSSMB(pid int) float64 {
 			}
 		}
 	}
-	return float64(pages*int64(os.Getpagesize())) / (1 << 20)
+}
+
+// statusKB is the kB figure of field in a /proc status file, 0 if absent.
+func statusKB(path, field string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
 }
 
 // loadavg is the first three fields of /proc/loadavg.
