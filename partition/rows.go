@@ -91,26 +91,26 @@ func sameValue(a, b any) bool {
 	case nil:
 		return b == nil
 	case int32:
-		return equalTo(x, b)
+		return sameAs(x, b)
 	case int64:
-		return equalTo(x, b)
+		return sameAs(x, b)
 	case iceberg.Date:
-		return equalTo(x, b)
+		return sameAs(x, b)
 	case iceberg.Time:
-		return equalTo(x, b)
+		return sameAs(x, b)
 	case iceberg.Timestamp:
-		return equalTo(x, b)
+		return sameAs(x, b)
 	case iceberg.TimestampNano:
-		return equalTo(x, b)
+		return sameAs(x, b)
 	case string:
-		return equalTo(x, b)
+		return sameAs(x, b)
 	case bool:
-		return equalTo(x, b)
+		return sameAs(x, b)
 	}
 	return false
 }
 
-func equalTo[T comparable](x T, b any) bool {
+func sameAs[T comparable](x T, b any) bool {
 	y, ok := b.(T)
 	return ok && x == y
 }
