@@ -11,6 +11,27 @@
 // all cores and again with GOMAXPROCS=1.
 //
 //	go run ./cmd/icerun-bench [-rows 1000000,5000000] [-partitions 10,1500] [-batch 8192] [-runs 5]
+//
+// With -peers it runs instead the side-by-side of issue #12: icerun, raw
+// iceberg-go, PyIceberg 0.12 and Spark (local[2], Iceberg runtime 1.12.0)
+// on the same work, and the Parquet floor (arrow-go's pqarrow and pyarrow
+// writing the rows to one zstd file, no Iceberg). Every engine reads the
+// same input, one Parquet file generated once per size, into a freshly
+// prepared table of the embedded SQLite catalog, in a process of its own;
+// the peers are peers/peer.py (embedded) run with $ICERUN_PYTHON:
+//
+//	eval "$(scripts/engines)"
+//	go run ./cmd/icerun-bench -peers [-runs 3] [-scenarios replace,dynamic,size,backfill,upsert] [-engines ...] [-backfill 400x10000]
+//
+// Scenarios: replace one day of -rows rows; a dynamic overwrite of 30
+// days x 100k rows; replace one day of 10k rows in a table of -partitions
+// partitions; a backfill of days x rows, one commit per day (icerun
+// backfill.Run with 2 workers and KeepSnapshots 8, a raw iceberg-go loop,
+// a PyIceberg loop, a Spark loop of INSERT OVERWRITE); an upsert of 10k
+// changed and 10k new orders into a 1M-row day (Spark MERGE INTO
+// copy-on-write and merge-on-read). The job is timed from the first read
+// of the input to the end of the commit; Spark's JVM start and session
+// creation are reported apart. Peak RSS is the whole process tree's.
 package main
 
 import (
