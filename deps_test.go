@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestImportGraph keeps the layout of DESIGN.md: partition and schema know
+// TestImportGraph keeps the layout of docs/design.md: partition and schema know
 // nothing of each other, of commit or of table; commit knows partition but
 // not table or schema; table is the facade the higher layers (backfill,
 // reruntest, cleanup, faults, the commands and examples) build on, never
@@ -28,7 +28,7 @@ func TestImportGraph(t *testing.T) {
 		for _, imp := range p.Imports {
 			for _, b := range bad {
 				if imp == "github.com/icerun/icerun/"+b || strings.HasPrefix(imp, "github.com/icerun/icerun/"+b+"/") {
-					t.Errorf("%s imports %s; DESIGN.md forbids it", pkg, imp)
+					t.Errorf("%s imports %s; docs/design.md forbids it", pkg, imp)
 				}
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
+	"github.com/icerun/icerun/table"
 )
 
 // concat reads the rows of the jobs of several keys, one after the other,
@@ -29,6 +30,9 @@ type concat struct {
 	sc   *arrow.Schema
 	rows int64
 	err  error
+
+	ids       map[string]string // input identities by key text (WithInputIdentity)
+	readerIDs map[string]string // those the jobs' readers gave (table.InputIdentifier)
 
 	res     *schema.Resolution
 	spec    *partition.Spec
@@ -63,6 +67,12 @@ func (c *concat) advance() error {
 		return fmt.Errorf("backfill: job %s: schema differs from the job of %s", k, c.keys[0])
 	}
 	c.cur = rdr
+	if id, ok := rdr.(table.InputIdentifier); ok {
+		if c.readerIDs == nil {
+			c.readerIDs = map[string]string{}
+		}
+		c.readerIDs[k.String()] = id.InputIdentity(k.String())
+	}
 	if c.tbl == nil {
 		return nil
 	}

@@ -2,8 +2,10 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -78,10 +80,16 @@ func Measure(ctx context.Context, tbl *icetable.Table) (Stats, error) {
 		return st, nil
 	}
 	err = lister.WalkDir(strings.TrimSuffix(tbl.Location(), "/")+"/metadata", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+		if err == nil && d.IsDir() {
+			return nil
 		}
-		info, err := d.Info()
+		var info fs.FileInfo
+		if err == nil {
+			info, err = d.Info()
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed during the walk by another writer's commit (a lost attempt's files, pruned metadata)
+		}
 		if err != nil {
 			return err
 		}
@@ -205,7 +213,19 @@ func newestExpired(before, after icetable.Metadata) (int64, bool) {
 // retry on a fresh state is safe.
 func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (bool, error)) error {
 	var err error
-	for range reloadAttempts {
+	for attempt := range reloadAttempts {
+		if attempt > 0 {
+			// Workers committing in a loop would win every race that
+			// is retried at once: wait a jittered, growing while.
+			d := time.Duration(attempt) * (20*time.Millisecond + rand.N(20*time.Millisecond))
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
 		var tbl *icetable.Table
 		if tbl, err = refresh(ctx, w); err != nil {
 			return err

@@ -27,6 +27,7 @@ type config struct {
 	progress    func(Progress)
 	clock       func() time.Time
 	hygiene     Hygiene
+	identity    InputIdentity // identity.go
 	shard       shard
 }
 
@@ -73,7 +74,9 @@ func WithKeysPerSnapshot(k int) Option {
 }
 
 // WithRetries retries a failed group up to n more times (the job is called
-// again). A cancelled context is never retried. Default [DefaultRetries].
+// again). A cancelled context is never retried, nor a deterministic error
+// that another attempt cannot fix (bad input, a missing input file, a
+// permission error: see classify.go). Default [DefaultRetries].
 func WithRetries(n int) Option {
 	return func(c *config) error {
 		if n < 0 {

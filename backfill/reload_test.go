@@ -2,10 +2,15 @@ package backfill_test
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
@@ -61,4 +66,46 @@ func TestLoadRacesMetadataPruning(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, rep.Skipped)
 	require.Equal(t, 1, rep.Written)
+}
+
+// removedDuringWalk is the local file IO; its WalkDir removes the file
+// named gone just before it reaches it, as another writer's cleanup of a
+// lost commit attempt does while a walk is under way.
+type removedDuringWalk struct {
+	iceio.LocalFS
+	gone string
+}
+
+func (r removedDuringWalk) WalkDir(root string, fn fs.WalkDirFunc) error {
+	return r.LocalFS.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if p == r.gone {
+			if rerr := os.Remove(p); rerr != nil {
+				return rerr
+			}
+		}
+		return fn(p, d, err)
+	})
+}
+
+// TestMeasureRacesFileRemoval: a metadata file removed by another writer
+// while Measure walks the metadata folder is not counted, and is no error
+// (it failed a run of 4 writers on PostgreSQL at its end).
+func TestMeasureRacesFileRemoval(t *testing.T) {
+	ctx := context.Background()
+	_, _, w, ks := setup(t)
+	_, err := backfill.Run(ctx, w, ks[:2], orders)
+	require.NoError(t, err)
+	tbl := w.Table()
+	before, err := backfill.Measure(ctx, tbl)
+	require.NoError(t, err)
+
+	dir := filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), "metadata")
+	gone := filepath.Join(dir, "snap-lost-attempt.avro")
+	require.NoError(t, os.WriteFile(gone, []byte("a lost attempt's manifest list"), 0o644))
+	racing := icetable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (iceio.IO, error) { return removedDuringWalk{gone: gone}, nil }, nil)
+	got, err := backfill.Measure(ctx, racing)
+	require.NoError(t, err)
+	require.NoFileExists(t, gone, "the walk met the removal")
+	require.Equal(t, before, got)
 }

@@ -103,14 +103,16 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 	if r.rep.Before, err = Measure(ctx, tbl); err != nil {
 		return r.rep, fmt.Errorf("backfill: measure: %w", err)
 	}
-	if err := cfg.hygiene.setProperties(ctx, w); err != nil {
-		return r.rep, fmt.Errorf("backfill: set metadata properties: %w", err)
-	}
 	onBranch, err := commit.OnBranch(tbl, w.Branch()) // resume reads the writer's branch
 	if err != nil {
 		return r.rep, fmt.Errorf("backfill: %w", err)
 	}
-	todo := r.skipDone(onBranch, cfg.order.apply(keys))
+	todo := r.skipDone(ctx, onBranch, cfg.order.apply(keys))
+	if len(todo) > 0 { // a run with nothing to do writes no metadata
+		if err := cfg.hygiene.setProperties(ctx, w); err != nil {
+			return r.rep, fmt.Errorf("backfill: set metadata properties: %w", err)
+		}
+	}
 	if err := r.runAll(ctx, todo); err != nil {
 		return r.rep, err
 	}
@@ -142,6 +144,7 @@ type runner struct {
 	job   Job
 	cfg   config
 	start time.Time
+	ids   map[string]string // input identities by key text (WithInputIdentity)
 
 	mu       sync.Mutex
 	rep      Report
@@ -154,8 +157,10 @@ type runner struct {
 	expireErr error
 }
 
-// skipDone drops the keys whose latest write was made by this code version.
-func (r *runner) skipDone(tbl *icetable.Table, keys []partition.Key) []partition.Key {
+// skipDone drops the keys whose latest write was made by this code version
+// (and recorded the same input identity, see WithInputIdentity).
+func (r *runner) skipDone(ctx context.Context, tbl *icetable.Table, keys []partition.Key) []partition.Key {
+	r.ids = r.identities(ctx, keys)
 	if r.cfg.resume != SkipDone {
 		return keys
 	}
@@ -166,7 +171,8 @@ func (r *runner) skipDone(tbl *icetable.Table, keys []partition.Key) []partition
 	last := table.LastWrites(tbl, texts)
 	var todo []partition.Key
 	for i, k := range keys {
-		if wr, ok := last[texts[i]]; ok && wr.CodeVersion == r.w.CodeVersion() {
+		id, haveID := r.ids[texts[i]]
+		if wr, ok := last[texts[i]]; ok && r.isDone(wr, id, haveID) {
 			r.rep.Skipped++
 			r.done++
 			continue
@@ -227,7 +233,7 @@ func (r *runner) runGroup(ctx context.Context, group []partition.Key) *Failure {
 	)
 	for n = 1; ; n++ {
 		res, rows, err = r.replace(ctx, group)
-		if err == nil || ctx.Err() != nil || n > r.cfg.retries {
+		if err == nil || ctx.Err() != nil || n > r.cfg.retries || !retryable(err) {
 			break
 		}
 	}
@@ -286,7 +292,7 @@ func (r *runner) keepSnapshots(ctx context.Context) {
 
 // replace runs the jobs of group and replaces their partitions once.
 func (r *runner) replace(ctx context.Context, group []partition.Key) (commit.Result, int64, error) {
-	rdr := &concat{ctx: ctx, job: r.job, keys: group}
+	rdr := &concat{ctx: ctx, job: r.job, keys: group, ids: r.ids}
 	if len(group) > 1 {
 		rdr.tbl = r.w.Table()
 	}

@@ -37,6 +37,7 @@ type Record struct {
 	Fingerprint string // of the partition's input rows
 	Files       string // hash of the paths of the partition's data files the write left
 	Rows        int64  // input rows of the whole snapshot (every partition it wrote)
+	Input       string // identity of the partition's input (Part.Input); "" when none was given
 }
 
 // snapshotRecords reads the per-partition records of an icerun snapshot's
@@ -56,7 +57,7 @@ func snapshotRecords(s *icetable.Snapshot) []Record {
 	out := make([]Record, len(ks))
 	for i, k := range ks {
 		out[i] = Record{Key: k, SnapshotID: s.SnapshotID, TimestampMs: s.TimestampMs, RunID: p[SummaryRunID],
-			CodeVersion: p[SummaryCodeVersion], Fingerprint: fps[i], Files: files[i], Rows: rows}
+			CodeVersion: p[SummaryCodeVersion], Fingerprint: fps[i], Files: files[i], Rows: rows, Input: inputAt(p, i)}
 	}
 	return out
 }
@@ -129,6 +130,7 @@ type checkpointPart struct {
 	FP    string `json:"f"`
 	Files string `json:"h"`
 	Rows  int64  `json:"n"`
+	In    string `json:"i,omitempty"`
 }
 
 // checkpoints caches parsed checkpoint files by path: a file is written
@@ -196,7 +198,7 @@ func (cp *checkpoint) record(p checkpointPart) (Record, bool) {
 		return Record{}, false
 	}
 	return Record{Key: p.Key, SnapshotID: p.Snap, TimestampMs: p.TS, RunID: cp.Runs[p.Run],
-		CodeVersion: cp.Codes[p.Code], Fingerprint: p.FP, Files: p.Files, Rows: p.Rows}, true
+		CodeVersion: cp.Codes[p.Code], Fingerprint: p.FP, Files: p.Files, Rows: p.Rows, Input: p.In}, true
 }
 
 // WriteCheckpoint writes the lineage checkpoint that stands for snapshot
@@ -225,7 +227,7 @@ func WriteCheckpoint(ctx context.Context, tbl *icetable.Table, base int64) (stri
 		if !seen[r.Key] {
 			seen[r.Key] = true
 			cp.Parts = append(cp.Parts, checkpointPart{Key: r.Key, Snap: r.SnapshotID, TS: r.TimestampMs,
-				Run: index(runs, &cp.Runs, r.RunID), Code: index(codes, &cp.Codes, r.CodeVersion), FP: r.Fingerprint, Files: r.Files, Rows: r.Rows})
+				Run: index(runs, &cp.Runs, r.RunID), Code: index(codes, &cp.Codes, r.CodeVersion), FP: r.Fingerprint, Files: r.Files, Rows: r.Rows, In: r.Input})
 		}
 		return true
 	})

@@ -36,7 +36,9 @@ var ErrLock = errors.New("commit: commit lock")
 // share, typically the catalog's own database (iceberg-go's SQL catalog
 // does not expose its handle, so open one with the same URI and driver).
 // PostgreSQL grants a contended advisory lock to its waiters in the order
-// they asked, so the writer that has waited longest commits next.
+// they asked, so the writer that has waited longest commits next; a wait
+// longer than 5 s asks again (drivers time out on longer replies), which
+// moves that writer behind the ones that asked since.
 //
 // The lock key is a 64-bit FNV-1a hash of "icerun.commit:" and the
 // table identifier joined by dots; see [LockKey].
@@ -45,6 +47,9 @@ func PostgresLock(db *sql.DB) Locker {
 }
 
 type pgLock struct{ db *sql.DB }
+
+// lockWaitSlice bounds one pg_advisory_lock call; see pgLock.Lock.
+const lockWaitSlice = "5s"
 
 // LockKey is the advisory lock key [PostgresLock] uses for table ident.
 // Another program that commits to the same table can take the same lock
@@ -64,7 +69,23 @@ func (l pgLock) Lock(ctx context.Context, ident icetable.Identifier) (func(), er
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: connect: %w", ErrLock, strings.Join(ident, "."), err)
 	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+	// The wait is served in slices of lockWaitSlice (lock_timeout, which
+	// PostgreSQL applies to advisory locks too): drivers give up on a
+	// reply after a read timeout (bun's pgdriver: 10 s), and a queue of
+	// writers can take longer than that. A slice that times out asks
+	// again.
+	if _, err := conn.ExecContext(ctx, "SET lock_timeout = '"+lockWaitSlice+"'"); err != nil {
+		discardConn(conn)
+		return nil, fmt.Errorf("%w: %s: set lock_timeout: %w", ErrLock, strings.Join(ident, "."), err)
+	}
+	for {
+		_, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", key)
+		if err == nil {
+			break
+		}
+		if strings.Contains(err.Error(), "55P03") && ctx.Err() == nil { // lock_not_available: the slice ended
+			continue
+		}
 		discardConn(conn)
 		return nil, fmt.Errorf("%w: %s: pg_advisory_lock: %w", ErrLock, strings.Join(ident, "."), err)
 	}
@@ -81,6 +102,10 @@ func (l pgLock) Lock(ctx context.Context, ident icetable.Identifier) (func(), er
 func release(conn *sql.Conn, key int64) {
 	var ok bool
 	if err := conn.QueryRowContext(context.Background(), "SELECT pg_advisory_unlock($1)", key).Scan(&ok); err != nil || !ok {
+		discardConn(conn)
+		return
+	}
+	if _, err := conn.ExecContext(context.Background(), "RESET lock_timeout"); err != nil {
 		discardConn(conn)
 		return
 	}

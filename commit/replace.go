@@ -26,6 +26,10 @@ type Part struct {
 	Files       []iceberg.DataFile // new data files, all of partition Key
 	Fingerprint string             // of the input rows of Key
 	Rows        int64
+	// Input is the identity of Key's input (e.g. a content hash of its
+	// files, or the source snapshot read), recorded in the lineage
+	// (SummaryPartitionInputs); "" when unknown.
+	Input string
 }
 
 // Request is one atomic replacement of one or more partitions.
@@ -61,6 +65,10 @@ type Request struct {
 	// Committed, when set, is called with the table state the commit
 	// produced (not after an Unchanged result or an outcome found by token).
 	Committed func(tbl *icetable.Table)
+	// Attempted, when set, is called after every attempt with its number
+	// and error (nil when it committed or found the partitions unchanged);
+	// for logs and metrics.
+	Attempted func(attempt int, err error)
 	// Lock, when set, is held around every attempt's load, plan and
 	// commit (see [Locker]); Base is then not used, since a state loaded
 	// before the lock was taken may be stale.
@@ -173,6 +181,9 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, la
 		}
 		snap, err := try(ctx, view, &res)
 		unlock()
+		if req.Attempted != nil {
+			req.Attempted(attempt, err)
+		}
 		if err == nil {
 			res.SnapshotID = snap
 			return res, nil
@@ -373,6 +384,9 @@ func (req *Request) summary(fps, files []string) iceberg.Properties {
 	for k, v := range req.summaryExtra {
 		out[k] = v
 	}
+	if v, ok := inputsProperty(req.Parts); ok {
+		out[SummaryPartitionInputs] = v
+	}
 	return out
 }
 
@@ -458,6 +472,27 @@ func Supported(md icetable.Metadata) error {
 		// fails on a nil file format.
 		return fmt.Errorf("%w: %s=%q: iceberg-go v0.7.0 writes Parquet data files only",
 			ErrUnsupported, icetable.WriteFormatDefaultKey, format)
+	}
+	return fixedPartitions(md)
+}
+
+// fixedPartitions refuses a current spec with a partition field of type
+// fixed (identity of a fixed column): iceberg-go v0.7.0's manifest writer
+// encodes such values in a form Java Iceberg cannot decode ("Invalid int
+// encoding"), so Spark could not read the manifests icerun writes (the
+// interop suite found it; iceberg-go's own appends fail the same way).
+func fixedPartitions(md icetable.Metadata) error {
+	sch := md.CurrentSchema()
+	spec := md.PartitionSpec()
+	for _, f := range spec.Fields() {
+		src, ok := sch.FindFieldByID(f.SourceID())
+		if !ok {
+			continue
+		}
+		if _, fixed := f.Transform.ResultType(src.Type).(iceberg.FixedType); fixed {
+			return fmt.Errorf("%w: partition field %s is %s: iceberg-go v0.7.0 writes fixed partition values into manifests that Java Iceberg cannot read",
+				ErrUnsupported, f.Name, src.Type)
+		}
 	}
 	return nil
 }

@@ -100,6 +100,9 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 	if kept, err = p.mergeSmall(kept, pend); err != nil {
 		return nil, err
 	}
+	for i, mf := range kept {
+		kept[i] = p.repaired(mf)
+	}
 	written, err := p.write(pend)
 	if err != nil {
 		return nil, err
@@ -573,6 +576,36 @@ func (p *producer) summarised(mf iceberg.ManifestFile, entries []iceberg.Manifes
 		return mf
 	}
 
+	return withSummaries(mf, sums)
+}
+
+// repaired is mf, a manifest the new snapshot keeps from its parent, with
+// the empty-value lower bounds its writer left null restored
+// ([partition.Spec.RepairSummaries]), so that the manifest list this
+// commit writes is readable by Java's filtered scans even for manifests
+// written before icerun wrote its own summaries, or by other writers.
+func (p *producer) repaired(mf iceberg.ManifestFile) iceberg.ManifestFile {
+	s := p.spec(mf.PartitionSpecID())
+	if s == nil || mf.ManifestContent() != iceberg.ManifestContentData ||
+		mf.AddedDataFiles()+mf.ExistingDataFiles()+mf.DeletedDataFiles() == 0 {
+		return mf
+	}
+	sums, changed := s.RepairSummaries(mf.Partitions())
+	if !changed {
+		return mf
+	}
+
+	return withSummaries(mf, sums)
+}
+
+// withSummaries is mf with partition field summaries sums. A manifest
+// with a first_row_id (format v3, already in a manifest list) is returned
+// as it is: iceberg-go's ManifestBuilder cannot carry it over, and the
+// list writer would assign the kept rows new row ids.
+func withSummaries(mf iceberg.ManifestFile, sums []iceberg.FieldSummary) iceberg.ManifestFile {
+	if mf.FirstRowID() != nil {
+		return mf
+	}
 	return iceberg.NewManifestFile(mf.Version(), mf.FilePath(), mf.Length(), mf.PartitionSpecID(), mf.SnapshotID()).
 		SequenceNum(mf.SequenceNum(), mf.MinSequenceNum()).
 		Content(mf.ManifestContent()).

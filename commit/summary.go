@@ -25,6 +25,9 @@ const (
 	// files the snapshot left in that partition: when the partition still
 	// holds exactly those files, nothing touched it since.
 	SummaryPartitionFiles = "icerun.partition-files"
+	// SummaryPartitionInputs holds, per key, the identity of its input
+	// (Part.Input, query-escaped), when some part has one.
+	SummaryPartitionInputs = "icerun.partition-inputs"
 )
 
 // Lineage says who produced a snapshot.

@@ -24,9 +24,13 @@ import (
 )
 
 // contentionScale: ICERUN_CONTENTION_ROUNDS rounds per measured writer
-// (default 20; the target is stated for 1,000) and
-// ICERUN_CONTENTION_VICTIM_ROWS rows per victim replace (default 20,000).
+// (the target is stated for 1,000; unset skips the measurement,
+// minutes long) and ICERUN_CONTENTION_VICTIM_ROWS rows per victim replace
+// (default 20,000).
 func contentionScale(t *testing.T) (rounds, victimRows int) {
+	if os.Getenv("ICERUN_CONTENTION_ROUNDS") == "" {
+		t.Skip("a measurement: set ICERUN_CONTENTION_ROUNDS to run it")
+	}
 	rounds, victimRows = 20, 20000
 	for name, v := range map[string]*int{"ICERUN_CONTENTION_ROUNDS": &rounds, "ICERUN_CONTENTION_VICTIM_ROWS": &victimRows} {
 		if s := os.Getenv(name); s != "" {
@@ -102,8 +106,10 @@ func lockModes(t *testing.T, e env) map[string]func(t *testing.T) []table.Option
 // TestContention measures progress under contention with the default retry
 // budget: one writer replacing day 1 in a tight loop while a victim replaces
 // day 0 (a large input), and 8 writers replacing 8 partitions, each round
-// at once. It prints attempts and latency distributions, and fails on any
-// ErrConflict, and with the commit lock on p99 attempts above 4.
+// at once. It prints attempts and latency distributions. With the commit
+// lock it fails on any ErrConflict or a p99 above 4 attempts; optimistic
+// commits have no such bound (see the README), their figures are printed
+// only.
 //
 //	ICERUN_CONTENTION_ROUNDS=1000 scripts/integration pg -- go test -tags integration -run TestContention -v -timeout 2h ./integration/
 func TestContention(t *testing.T) {
@@ -175,11 +181,46 @@ func TestContention(t *testing.T) {
 
 func check(t *testing.T, mode string, c *calls) {
 	t.Helper()
-	assert.Zero(t, c.conflicts, "ErrConflict within the default budget")
 	for _, err := range c.errs {
 		t.Errorf("replace: %v", err)
 	}
 	if mode == "pg-lock" {
+		assert.Zero(t, c.conflicts, "ErrConflict within the default budget with the commit lock")
 		assert.LessOrEqual(t, quantiles(c.attempts)[2], 4, "p99 attempts with the commit lock")
 	}
+}
+
+// TestPostgresLockWaitsPastOneSlice: a writer waiting for the commit lock
+// longer than one lock_timeout slice (5 s) keeps waiting and gets it once
+// the holder releases it, instead of failing (or hitting the driver's
+// read timeout on one long call).
+func TestPostgresLockWaitsPastOneSlice(t *testing.T) {
+	uri := os.Getenv("ICERUN_PG_URI")
+	if uri == "" {
+		if required("pg") {
+			t.Fatal("ICERUN_PG_URI is not set")
+		}
+		t.Skip("ICERUN_PG_URI is not set")
+	}
+	db, err := sql.Open(pgDriver, uri)
+	require.NoError(t, err)
+	defer db.Close()
+	lock := commit.PostgresLock(db)
+	ident := []string{"it_" + randomID(), "locked"}
+	unlock, err := lock.Lock(context.Background(), ident)
+	require.NoError(t, err)
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(7 * time.Second)
+		close(released)
+		unlock()
+	}()
+	unlock2, err := lock.Lock(context.Background(), ident)
+	require.NoError(t, err, "waiting past one 5 s slice")
+	select {
+	case <-released:
+	default:
+		t.Fatal("got the lock while another session held it")
+	}
+	unlock2()
 }

@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/icerun/icerun/backfill"
 	"github.com/icerun/icerun/cleanup"
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
@@ -49,7 +51,19 @@ type shardJob struct {
 	// so that the parent can SIGKILL the worker mid-group.
 	Marker    string
 	KillAfter int
+	// Lock makes the worker commit under the PostgreSQL commit lock
+	// (table.WithCommitLock, commit.PostgresLock on the catalog's
+	// database) instead of optimistically only.
+	Lock bool
 }
+
+// commitModes are the two ways workers commit: optimistic (the catalog's
+// compare-and-swap; a lost race is re-planned) and under the PostgreSQL
+// commit lock (the workers take turns).
+var commitModes = []struct {
+	name string
+	lock bool
+}{{"optimistic", false}, {"lock", true}}
 
 // shardOutcome is what a worker prints on stdout at the end.
 type shardOutcome struct {
@@ -81,7 +95,16 @@ func (j shardJob) run(ctx context.Context) (shardOutcome, error) {
 	if err != nil {
 		return shardOutcome{}, err
 	}
-	w, err := table.Open(ctx, cat, icetable.Identifier{j.Env.NS, j.Table}, table.WithCodeVersion("scale-v1"), stressRetry)
+	opts := []table.Option{table.WithCodeVersion("scale-v1"), stressRetry}
+	if j.Lock {
+		db, err := sql.Open(pgDriver, j.Env.Props["uri"])
+		if err != nil {
+			return shardOutcome{}, err
+		}
+		defer db.Close()
+		opts = append(opts, table.WithCommitLock(commit.PostgresLock(db)))
+	}
+	w, err := table.Open(ctx, cat, icetable.Identifier{j.Env.NS, j.Table}, opts...)
 	if err != nil {
 		return shardOutcome{}, err
 	}
@@ -157,7 +180,8 @@ func scaleOut(t *testing.T) (keys, rows, perSnapshot int) {
 
 // TestScaleOut backfills the same days with one worker process and with 4
 // (shard i/4, each its own process and catalog connection), on PostgreSQL
-// and S3. Worker 1 is killed with SIGKILL in the middle of a group and
+// and S3, the 4 committing optimistically and then under the PostgreSQL
+// commit lock. Worker 1 is killed with SIGKILL in the middle of a group and
 // started again. Both tables end with the same rows, every day holds
 // exactly its rows and is written by exactly one snapshot (lineage), and
 // the restarted worker skips what it committed before the kill. The test
@@ -170,8 +194,7 @@ func TestScaleOut(t *testing.T) {
 			t.Skip("scale-out runs on PostgreSQL + S3")
 		}
 		cat := e.catalog(t)
-		ds := days(nkeys)
-		base := shardJob{Env: e, Days: ds, Rows: rows, PerSnapshot: perSnapshot}
+		base := shardJob{Env: e, Days: days(nkeys), Rows: rows, PerSnapshot: perSnapshot}
 
 		one := base
 		one.Table, one.Shards = "scale_1", 1
@@ -179,94 +202,107 @@ func TestScaleOut(t *testing.T) {
 		one.StartAt = time.Now().Add(2 * time.Second).UnixMilli()
 		o1 := one.start(t).wait(t)
 		require.Empty(t, o1.Err)
-		alone := time.Duration(o1.End-o1.Start) * time.Millisecond
-
-		const n = 4
-		four := base
-		four.Table, four.Shards = "scale_4", n
-		ident := e.ordersTable(t, cat, four.Table)
-		four.StartAt = time.Now().Add(3 * time.Second).UnixMilli()
-		procs := make([]*shardProc, n)
-		for i := range n {
-			j := four
-			j.Shard = i
-			if i == 1 {
-				// Killed a third of the way through its share.
-				j.Marker, j.KillAfter = filepath.Join(t.TempDir(), "killme"), max(1, nkeys/n/perSnapshot/3)
-			}
-			procs[i] = j.start(t)
-		}
-		killed := procs[1]
-		exited := make(chan error, 1)
-		go func() { exited <- killed.cmd.Wait() }()
-		select {
-		case <-marker(killed.job.Marker):
-		case err := <-exited:
-			t.Fatalf("worker 1 ended before its kill: %v\n%s\n%s", err, killed.out.String(), killed.errOut.String())
-		}
-		require.NoError(t, killed.cmd.Process.Signal(syscall.SIGKILL))
-		err := <-exited
-		var exit *exec.ExitError
-		require.True(t, errors.As(err, &exit) && !exit.Success(), "worker 1 was killed: %v", err)
-		restart := killed.job
-		restart.Marker, restart.StartAt = "", 0
-		procs[1] = restart.start(t)
-
-		outs := make([]shardOutcome, n)
-		total, conflicts, retries, commits := 0, 0, 0, 0
-		var end int64
-		for i, p := range procs {
-			outs[i] = p.wait(t)
-			o := outs[i]
-			require.Empty(t, o.Err, "worker %d", i)
-			rep := o.Report
-			require.Equal(t, rep.Total, rep.Written+rep.Skipped, "worker %d: %+v", i, rep)
-			total += rep.Total
-			conflicts += rep.Conflicts
-			retries += rep.Retries
-			commits += rep.Commits
-			end = max(end, o.End)
-			t.Logf("SCALEOUT worker %d/%d: %d keys, %d written, %d skipped, %d commits, %d conflicts, %d retries, %.1f s",
-				i, n, rep.Total, rep.Written, rep.Skipped, rep.Commits, rep.Conflicts, rep.Retries, float64(o.End-o.Start)/1e3)
-		}
-		require.Equal(t, nkeys, total, "the shards cover every key once")
-		require.GreaterOrEqual(t, outs[1].Report.Skipped, killed.job.KillAfter*perSnapshot, "the restarted worker skips the groups committed before the kill")
-		together := time.Duration(end-four.StartAt) * time.Millisecond
-
-		// Every day holds exactly its rows: the same as the one-worker table,
-		// rows*days rows in all, no order twice.
 		want := scan(t, cat, icetable.Identifier{e.NS, one.Table})
-		got := scan(t, cat, ident)
-		require.Equal(t, want, got, "4 workers with a kill and 1 worker leave the same rows")
-		require.Len(t, lines(got), nkeys*rows)
-		for day, tags := range tagsByDay(t, cat, ident) {
-			n := 0
-			for _, c := range tags {
-				n += c
-			}
-			require.Equal(t, rows, n, "day %s", day)
+
+		for _, mode := range commitModes {
+			t.Run(mode.name, func(t *testing.T) {
+				scaleOutFour(t, e, base, mode.lock, o1, want)
+			})
 		}
-		tbl, err := cat.LoadTable(context.Background(), ident)
-		require.NoError(t, err)
-		for _, d := range ds {
-			hist := table.History(tbl, "event_date="+d)
-			require.Len(t, hist, 1, "day %s: written by exactly one snapshot", d)
-			require.Equal(t, "scale-v1", hist[0].CodeVersion)
-		}
-		orphans, err := cleanup.Orphans(context.Background(), tbl, cleanup.AnyAge())
-		require.NoError(t, err)
-		t.Logf("SCALEOUT %d keys x %d rows, %d keys per snapshot: 1 worker %.1f s (%d commits); 4 workers with one killed and restarted %.1f s (%d commits, %d conflicts re-planned, %d retries): %.2fx; %d files left by the kill for the orphan cleanup",
-			nkeys, rows, perSnapshot, alone.Seconds(), o1.Report.Commits, together.Seconds(), commits, conflicts, retries, alone.Seconds()/together.Seconds(), len(orphans.Orphans))
 	})
 }
 
+// scaleOutFour runs the 4 workers of TestScaleOut, worker 1 killed and
+// restarted, and checks the table against the one worker's.
+func scaleOutFour(t *testing.T, e env, base shardJob, lock bool, o1 shardOutcome, want []byte) {
+	cat := e.catalog(t)
+	nkeys, rows, perSnapshot, ds := len(base.Days), base.Rows, base.PerSnapshot, base.Days
+	alone := time.Duration(o1.End-o1.Start) * time.Millisecond
+	const n = 4
+	four := base
+	four.Table, four.Shards, four.Lock = "scale_4_"+strconv.FormatBool(lock), n, lock
+	ident := e.ordersTable(t, cat, four.Table)
+	four.StartAt = time.Now().Add(3 * time.Second).UnixMilli()
+	procs := make([]*shardProc, n)
+	for i := range n {
+		j := four
+		j.Shard = i
+		if i == 1 {
+			// Killed a third of the way through its share.
+			j.Marker, j.KillAfter = filepath.Join(t.TempDir(), "killme"), max(1, nkeys/n/perSnapshot/3)
+		}
+		procs[i] = j.start(t)
+	}
+	killed := procs[1]
+	exited := make(chan error, 1)
+	go func() { exited <- killed.cmd.Wait() }()
+	select {
+	case <-marker(killed.job.Marker):
+	case err := <-exited:
+		t.Fatalf("worker 1 ended before its kill: %v\n%s\n%s", err, killed.out.String(), killed.errOut.String())
+	}
+	require.NoError(t, killed.cmd.Process.Signal(syscall.SIGKILL))
+	err := <-exited
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit) && !exit.Success(), "worker 1 was killed: %v", err)
+	restart := killed.job
+	restart.Marker, restart.StartAt = "", 0
+	procs[1] = restart.start(t)
+
+	outs := make([]shardOutcome, n)
+	total, conflicts, retries, commits := 0, 0, 0, 0
+	var end int64
+	for i, p := range procs {
+		outs[i] = p.wait(t)
+		o := outs[i]
+		require.Empty(t, o.Err, "worker %d", i)
+		rep := o.Report
+		require.Equal(t, rep.Total, rep.Written+rep.Skipped, "worker %d: %+v", i, rep)
+		total += rep.Total
+		conflicts += rep.Conflicts
+		retries += rep.Retries
+		commits += rep.Commits
+		end = max(end, o.End)
+		t.Logf("SCALEOUT worker %d/%d: %d keys, %d written, %d skipped, %d commits, %d conflicts, %d retries, %.1f s",
+			i, n, rep.Total, rep.Written, rep.Skipped, rep.Commits, rep.Conflicts, rep.Retries, float64(o.End-o.Start)/1e3)
+	}
+	require.Equal(t, nkeys, total, "the shards cover every key once")
+	require.GreaterOrEqual(t, outs[1].Report.Skipped, killed.job.KillAfter*perSnapshot, "the restarted worker skips the groups committed before the kill")
+	together := time.Duration(end-four.StartAt) * time.Millisecond
+
+	// Every day holds exactly its rows: the same as the one-worker table,
+	// rows*days rows in all, no order twice.
+	got := scan(t, cat, ident)
+	require.Equal(t, want, got, "4 workers with a kill and 1 worker leave the same rows")
+	require.Len(t, lines(got), nkeys*rows)
+	for day, tags := range tagsByDay(t, cat, ident) {
+		n := 0
+		for _, c := range tags {
+			n += c
+		}
+		require.Equal(t, rows, n, "day %s", day)
+	}
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	require.NoError(t, err)
+	for _, d := range ds {
+		hist := table.History(tbl, "event_date="+d)
+		require.Len(t, hist, 1, "day %s: written by exactly one snapshot", d)
+		require.Equal(t, "scale-v1", hist[0].CodeVersion)
+	}
+	orphans, err := cleanup.Orphans(context.Background(), tbl, cleanup.AnyAge())
+	require.NoError(t, err)
+	t.Logf("SCALEOUT %d keys x %d rows, %d keys per snapshot: 1 worker %.1f s (%d commits); 4 workers (commit lock %t) with one killed and restarted %.1f s (%d commits, %d conflicts re-planned, %d retries): %.2fx; %d files left by the kill for the orphan cleanup",
+		nkeys, rows, perSnapshot, alone.Seconds(), o1.Report.Commits, lock, together.Seconds(), commits, conflicts, retries, alone.Seconds()/together.Seconds(), len(orphans.Orphans))
+}
+
 // TestScaleOutCommitRate measures the commit rate of the PostgreSQL catalog
-// (with the S3 warehouse) as a backfill sees it: 1, 2, 4 and 8 worker
-// processes, each committing one-row days, one per snapshot. It logs
-// commits/s and conflicts; ICERUN_SCALEOUT_COMMITS sets the commits per
-// writer (default 8, to keep CI short).
+// (with a local and an S3 warehouse) as a backfill sees it: 1, 2, 4 and 8
+// worker processes, each committing one-row days, one per snapshot,
+// optimistically and under the PostgreSQL commit lock. It logs commits/s
+// and conflicts; ICERUN_SCALEOUT_COMMITS sets the commits per writer
+// (default 6, to keep CI short).
 func TestScaleOutCommitRate(t *testing.T) {
-	per := 8
+	per := 6
 	if s := os.Getenv("ICERUN_SCALEOUT_COMMITS"); s != "" {
 		var err error
 		per, err = strconv.Atoi(s)
@@ -277,29 +313,32 @@ func TestScaleOutCommitRate(t *testing.T) {
 			t.Skip("the commit rate is measured on PostgreSQL")
 		}
 		cat := e.catalog(t)
-		for _, n := range []int{1, 2, 4, 8} {
-			name := fmt.Sprintf("rate_%d", n)
-			e.ordersTable(t, cat, name)
-			// n*per days split into n shards: the shares differ a little,
-			// so the rate is the commits over the wall time of the run.
-			j := shardJob{Env: e, Table: name, Days: days(n * per), Rows: 1, Shards: n, PerSnapshot: 1, StartAt: time.Now().Add(time.Duration(1+n/2) * time.Second).UnixMilli()}
-			procs := make([]*shardProc, n)
-			for i := range n {
-				j.Shard = i
-				procs[i] = j.start(t)
+		for _, mode := range commitModes {
+			for _, n := range []int{1, 2, 4, 8} {
+				name := fmt.Sprintf("rate_%s_%d", mode.name, n)
+				e.ordersTable(t, cat, name)
+				// n*per days split into n shards: the shares differ a little,
+				// so the rate is the commits over the wall time of the run.
+				j := shardJob{Env: e, Table: name, Days: days(n * per), Rows: 1, Shards: n, PerSnapshot: 1, Lock: mode.lock,
+					StartAt: time.Now().Add(time.Duration(1+n/2) * time.Second).UnixMilli()}
+				procs := make([]*shardProc, n)
+				for i := range n {
+					j.Shard = i
+					procs[i] = j.start(t)
+				}
+				commits, conflicts := 0, 0
+				var end int64
+				for i, p := range procs {
+					o := p.wait(t)
+					require.Empty(t, o.Err, "writer %d", i)
+					commits += o.Report.Commits
+					conflicts += o.Report.Conflicts
+					end = max(end, o.End)
+				}
+				require.Equal(t, n*per, commits)
+				secs := float64(end-j.StartAt) / 1e3
+				t.Logf("COMMITRATE %s, %s, %d writers: %d commits in %.2f s = %.1f commits/s, %d conflicts re-planned", e.Target, mode.name, n, commits, secs, float64(commits)/secs, conflicts)
 			}
-			commits, conflicts := 0, 0
-			var end int64
-			for i, p := range procs {
-				o := p.wait(t)
-				require.Empty(t, o.Err, "writer %d", i)
-				commits += o.Report.Commits
-				conflicts += o.Report.Conflicts
-				end = max(end, o.End)
-			}
-			require.Equal(t, n*per, commits)
-			secs := float64(end-j.StartAt) / 1e3
-			t.Logf("COMMITRATE %s, %d writers: %d commits in %.2f s = %.1f commits/s, %d conflicts re-planned", e.Target, n, commits, secs, float64(commits)/secs, conflicts)
 		}
 	})
 }

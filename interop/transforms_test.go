@@ -4,15 +4,22 @@ package interop
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/table"
 )
 
 // pf is a partition field on column name of cols.
@@ -78,10 +85,11 @@ func transformMatrix() []specCase {
 // query is one filtered read: the same predicate in Spark SQL and in
 // PyIceberg, and the rows it must return.
 type query struct {
-	what  string
-	spark string // the WHERE clause
-	py    Expr
-	want  []Row
+	what      string
+	spark     string // the WHERE clause
+	py        Expr
+	want      []Row
+	sparkWant []Row // when Spark's answer differs from want by Java's semantics (nil: want)
 }
 
 // columnQueries are, for every distinct value v of column c in rows,
@@ -123,6 +131,23 @@ func columnQueries(c col, tr iceberg.Transform, rows []Row) []query {
 			q.py = nil
 		}
 		q.want = filterRows(rows, func(r Row) bool { return sameValue(r[c.name].(string), v) })
+		if float := c.ice.Equals(iceberg.PrimitiveTypes.Float32) || c.ice.Equals(iceberg.PrimitiveTypes.Float64); float {
+			if _, ok := tr.(iceberg.IdentityTransform); ok && (v == "f:0000000000000000" || v == "f:8000000000000000") {
+				// Java Iceberg evaluates c = 0.0 on identity partitions with
+				// Float.compare / Double.compare, which orders -0.0 below
+				// +0.0: Spark returns the rows of the literal's own sign
+				// (the spec keeps -0.0 and +0.0 as two partitions).
+				q.sparkWant = filterRows(rows, func(r Row) bool { return r[c.name].(string) == v })
+			}
+			if v != "f:0000000000000000" && v != "f:8000000000000000" {
+				// Not compared: PyIceberg 0.12 returns no rows for
+				// d = 0.1 or d = 1e300 (double) and f = 0.1 or f = +Inf
+				// (float) on identity partitions of tables it wrote
+				// itself too (create, append, EqualTo); Spark returns
+				// them, and PyIceberg's full scans read them.
+				q.py = nil
+			}
+		}
 		out = append(out, q)
 		if lo, hi, ok := period(tr, v); ok {
 			in := func(r Row) bool {
@@ -230,7 +255,6 @@ func checkQueries(t *testing.T, e *Engines, c *Catalog, name string, want []Row,
 	}
 	res, err := e.TryBatch(reqs)
 	if err != nil {
-		escapedPathDefect(t, err)
 		t.Fatal(err)
 	}
 	SameRows(t, name+": spark full scan", want, res[0].Named())
@@ -239,7 +263,11 @@ func checkQueries(t *testing.T, e *Engines, c *Catalog, name string, want []Row,
 		t.Errorf("%s: spark COUNT(*) = %d, want %d", name, n, len(want))
 	}
 	for i, q := range qs {
-		SameRows(t, name+": spark WHERE "+q.what, q.want, res[3+2*i].Named())
+		sparkWant := q.want
+		if q.sparkWant != nil {
+			sparkWant = q.sparkWant
+		}
+		SameRows(t, name+": spark WHERE "+q.what, sparkWant, res[3+2*i].Named())
 		if q.py != nil {
 			SameRows(t, name+": pyiceberg "+q.what, q.want, res[4+2*i].Named())
 		}
@@ -280,7 +308,30 @@ func TestTransforms(t *testing.T) {
 			}
 			c.CreateTable(t, name, sch, iceberg.NewPartitionSpec(fields...), iceberg.Properties{"format-version": "2"})
 			w := open(t, c, name)
-			if _, err := w.ReplacePartitions(ctx, reader(t, data)); err != nil {
+			_, err := w.ReplacePartitions(ctx, reader(t, data))
+			if errors.Is(err, table.ErrSharedPartitionPath) {
+				// A null string and the string "null" share the folder
+				// s=null, which iceberg-go's partitioned writer would put
+				// into one file: icerun refuses the input, so the rows
+				// with the string "null" go in a call of their own.
+				rest, strs := splitNullString(t, data)
+				_, err = w.ReplacePartitions(ctx, reader(t, rest))
+				if err == nil {
+					_, err = w.ReplacePartitions(ctx, reader(t, strs))
+				}
+			}
+			if errors.Is(err, commit.ErrUnsupported) && slices.ContainsFunc(sc.fields, func(f struct {
+				col string
+				tr  iceberg.Transform
+			}) bool {
+				return f.col == "fx" && f.tr.Equals(iceberg.IdentityTransform{})
+			}) {
+				// iceberg-go v0.7.0 writes fixed partition values in a form
+				// Java cannot decode: icerun refuses such a spec.
+				t.Logf("refused, as it must be: %v", err)
+				return
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			var qs []query
@@ -327,7 +378,6 @@ func TestTimeColumn(t *testing.T) {
 		}
 		res, err := e.TryBatch(reqs)
 		if err != nil {
-			escapedPathDefect(t, err)
 			t.Fatal(err)
 		}
 		SameRows(t, name+": pyiceberg full scan", want, res[0].Named())
@@ -338,23 +388,27 @@ func TestTimeColumn(t *testing.T) {
 	}
 }
 
-// escapedPathDefect skips the test when err is the known defect below,
-// unless ICERUN_INTEROP_STRICT=1.
-//
-// iceberg-go v0.7.0 writes a partition value into its data file's path
-// escaped with url.QueryEscape ("1e+300" as "1e%2B300", a timestamp's ':'
-// as "%3A", base64's '/', '+', '=') and records that string as file_path,
-// but its file IO decodes the URI when it creates the file, so the file on
-// disk (or the S3 key) is "1e+300". Java's HadoopFileIO and S3FileIO and
-// PyIceberg's PyArrowFileIO open file_path literally and do not find the
-// file. icerun's keyed and dynamic writes inherit the paths iceberg-go's
-// writers choose, so Spark and PyIceberg cannot read such partitions.
-func escapedPathDefect(t *testing.T, err error) {
+// splitNullString splits rec into its rows whose column s is not the
+// string "null" and those whose s is.
+func splitNullString(t *testing.T, rec arrow.RecordBatch) (rest, strs arrow.RecordBatch) {
 	t.Helper()
-	msg := err.Error()
-	notFound := strings.Contains(msg, "NotFoundException") || strings.Contains(msg, "FileNotFoundError")
-	if !notFound || !strings.Contains(msg, "%") || os.Getenv("ICERUN_INTEROP_STRICT") == "1" {
-		return
+	col := rec.Column(rec.Schema().FieldIndices("s")[0]).(*array.String)
+	is, isNot := array.NewBooleanBuilder(memory.DefaultAllocator), array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer is.Release()
+	defer isNot.Release()
+	for i := 0; i < col.Len(); i++ {
+		v := col.IsValid(i) && col.Value(i) == "null"
+		is.Append(v)
+		isNot.Append(!v)
 	}
-	t.Skipf("KNOWN DEFECT (escaped partition path, see escapedPathDefect): %.400s", msg)
+	filter := func(b *array.BooleanBuilder) arrow.RecordBatch {
+		mask := b.NewArray()
+		defer mask.Release()
+		out, err := compute.FilterRecordBatch(context.Background(), rec, mask, compute.DefaultFilterOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	return filter(isNot), filter(is)
 }

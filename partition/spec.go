@@ -80,7 +80,7 @@ func (s *Spec) parse(str string) ([]any, error) {
 	for seg := range strings.SplitSeq(str, "/") {
 		rawName, rawVal, ok := strings.Cut(seg, "=")
 		if !ok {
-			return nil, fail("", "segment %q: missing \"=\"", seg)
+			return nil, fail("", "segment %q: missing \"=\"; %s", seg, s.keyHint())
 		}
 		name, err := unescape(rawName)
 		if err != nil {
@@ -88,7 +88,7 @@ func (s *Spec) parse(str string) ([]any, error) {
 		}
 		i, ok := s.byName[name]
 		if !ok {
-			return nil, fail("", "unknown field %q", name)
+			return nil, fail("", "unknown field %q; %s", name, s.keyHint())
 		}
 		if seen[i] {
 			return nil, fail(name, "duplicate")

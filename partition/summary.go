@@ -366,3 +366,32 @@ func boundBytes(v any) ([]byte, error) {
 
 	return append(make([]byte, 0, len(b)), b...), nil
 }
+
+// RepairSummaries returns sums, the partition field summaries of a
+// manifest of spec s, with the lower bounds that a writer like iceberg-go
+// v0.7.0 left null for the empty string or byte string set to zero-length
+// bytes, and whether it changed any. Such a writer serialises the empty
+// value to nil bytes, which Avro writes as null, and Java readers then skip
+// every partition of the manifest. Only string and binary fields with an
+// upper bound and no lower bound change: their least value was empty, and
+// the empty value is below every other, so the repaired bound never
+// excludes a value. A field without bounds is left alone: that every value
+// was empty cannot be told from a writer that wrote no bounds.
+func (s *Spec) RepairSummaries(sums []iceberg.FieldSummary) ([]iceberg.FieldSummary, bool) {
+	if len(sums) != len(s.fields) {
+		return sums, false
+	}
+	out, changed := sums, false
+	for i := range s.fields {
+		f, sum := &s.fields[i], sums[i]
+		if f.tk == transformVoid || (f.vt.kind != kindString && f.vt.kind != kindBinary) || sum.LowerBound != nil || sum.UpperBound == nil {
+			continue
+		}
+		if !changed {
+			out, changed = slices.Clone(sums), true
+		}
+		out[i].LowerBound = &[]byte{}
+	}
+
+	return out, changed
+}

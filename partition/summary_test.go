@@ -699,3 +699,32 @@ func TestSummaries(t *testing.T) {
 		})
 	}
 }
+
+// TestRepairSummaries restores the empty-value bounds a writer left null,
+// and only those.
+func TestRepairSummaries(t *testing.T) {
+	empty := ptr([]byte{})
+	for _, tc := range []struct {
+		name    string
+		field   string
+		in      iceberg.FieldSummary
+		want    iceberg.FieldSummary
+		changed bool
+	}{
+		{"least value empty", "s", sum(nil, "k6", false), iceberg.FieldSummary{ContainsNaN: ptr(false), LowerBound: empty, UpperBound: bin("k6")}, true},
+		{"no bounds, no null: not provably empty", "s", sum(nil, nil, false), sum(nil, nil, false), false},
+		{"binary, least value empty", "bin", sum(nil, []byte{1}, true), iceberg.FieldSummary{ContainsNull: true, ContainsNaN: ptr(false), LowerBound: empty, UpperBound: bin([]byte{1})}, true},
+		{"only nulls", "s", sum(nil, nil, true), sum(nil, nil, true), false},
+		{"sound", "s", sum("a", "b", false), sum("a", "b", false), false},
+		{"not a string", "l", sum(nil, int64(3), false), sum(nil, int64(3), false), false},
+		{"void", "v", sum(nil, nil, false), sum(nil, nil, false), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := compileSpec(t, sumSpec(0, tc.field))
+			got, changed := s.RepairSummaries([]iceberg.FieldSummary{tc.in})
+			if changed != tc.changed || fmtSums(got) != fmtSums([]iceberg.FieldSummary{tc.want}) {
+				t.Errorf("RepairSummaries(%s) = %s, %v, want %s, %v", fmtSums([]iceberg.FieldSummary{tc.in}), fmtSums(got), changed, fmtSums([]iceberg.FieldSummary{tc.want}), tc.changed)
+			}
+		})
+	}
+}

@@ -51,6 +51,7 @@ func (r *resolver) fields(tblPath, inPath string, in []arrow.Field, tbl []iceber
 	for k := range src {
 		src[k] = -1
 	}
+	var unmatched []string // input names of this level that match no table field
 	for i, f := range in {
 		k, err := match(f, tbl, mapped)
 		if err != nil {
@@ -59,6 +60,7 @@ func (r *resolver) fields(tblPath, inPath string, in []arrow.Field, tbl []iceber
 		switch {
 		case k < 0:
 			r.unknown = append(r.unknown, join(inPath, f.Name))
+			unmatched = append(unmatched, f.Name)
 		case src[k] >= 0:
 			return nil, fmt.Errorf("%w: input fields %q and %q both resolve to table column %q",
 				ErrAmbiguousField, join(inPath, in[src[k]].Name), join(inPath, f.Name),
@@ -78,6 +80,9 @@ func (r *resolver) fields(tblPath, inPath string, in []arrow.Field, tbl []iceber
 		n, err := r.field(join(tblPath, t.Name), join(inPath, inName), inField, t, out[k],
 			mappedChildren(mapped, t.ID, t.Name))
 		if err != nil {
+			if inField == nil {
+				err = suggest(err, t.Name, unmatched)
+			}
 			return nil, err
 		}
 		n.src = src[k]

@@ -57,5 +57,7 @@
 //   - Importing the package registers, process-wide, a zstd codec for
 //     Parquet pages with arrow-go. It writes the same bytes as arrow-go's
 //     own codec, with encoders sized to the page, and it leaves in place a
-//     codec that the program registered itself. See internal/pagecodec.
+//     codec that the program registered itself. The README ("One
+//     process-wide effect") gives the memory it saves; docs/design.md how
+//     it is checked against arrow-go's codec.
 package table

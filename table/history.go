@@ -15,6 +15,7 @@ type Write struct {
 	CodeVersion string
 	Fingerprint string // of the partition's input rows
 	Rows        int64  // input rows of the whole snapshot (every partition it wrote)
+	Input       string // identity of the partition's input, when the rows had one (InputIdentifier)
 }
 
 // History returns the writes of partition key (canonical text) on the
@@ -47,5 +48,5 @@ func LastWrites(tbl *icetable.Table, keys []string) map[string]Write {
 }
 
 func write(r commit.Record) Write {
-	return Write{SnapshotID: r.SnapshotID, TimestampMs: r.TimestampMs, RunID: r.RunID, CodeVersion: r.CodeVersion, Fingerprint: r.Fingerprint, Rows: r.Rows}
+	return Write{SnapshotID: r.SnapshotID, TimestampMs: r.TimestampMs, RunID: r.RunID, CodeVersion: r.CodeVersion, Fingerprint: r.Fingerprint, Rows: r.Rows, Input: r.Input}
 }

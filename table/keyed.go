@@ -16,7 +16,8 @@ import (
 // path set to the partition's folder, and each file they return is given
 // the key's partition values. The files land where iceberg-go's
 // partitioned writer puts them (data/<partition path>/, or under the
-// object-store layout when the table uses it), with the same statistics.
+// object-store layout when the table uses it, both spelled as [dataPaths]
+// says), with the same statistics.
 //
 // iceberg-go v0.7.0's table.WriteRecords has no option to pass a known
 // partition; computing every row's partition again costs about a tenth of
@@ -82,10 +83,10 @@ func canonicalValues(spec *partition.Spec, f iceberg.DataFile) (map[int]any, err
 	return values, nil
 }
 
-// rebuildFile is f with partition values values of spec and sort order
-// sortID (nil: none), every other field kept.
-func rebuildFile(f iceberg.DataFile, spec iceberg.PartitionSpec, values map[int]any, sortID *int) (iceberg.DataFile, error) {
-	b, err := iceberg.NewDataFileBuilder(spec, f.ContentType(), f.FilePath(), f.FileFormat(), values, nil, nil, f.Count(), f.FileSizeBytes())
+// rebuildFile is f at path with partition values values of spec and sort
+// order sortID (nil: none), every other field kept.
+func rebuildFile(f iceberg.DataFile, path string, spec iceberg.PartitionSpec, values map[int]any, sortID *int) (iceberg.DataFile, error) {
+	b, err := iceberg.NewDataFileBuilder(spec, f.ContentType(), path, f.FileFormat(), values, nil, nil, f.Count(), f.FileSizeBytes())
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", f.FilePath(), err)
 	}

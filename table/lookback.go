@@ -88,6 +88,14 @@ var (
 // and count current-spec files only; [commit.Result].DeletedRows is exact.
 func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late LatePolicy, rows array.RecordReader) (commit.Result, error) {
 	op := fmt.Sprintf("table: replace window %s of %s", windowText(window), w.name)
+	ctx, done := w.observeReplace(ctx, op)
+	res, err := w.replaceWindow(ctx, op, window, late, rows)
+	done(res, err)
+	return res, err
+}
+
+// replaceWindow is ReplaceWindow, observed by it.
+func (w *Writer) replaceWindow(ctx context.Context, op string, window []partition.Key, late LatePolicy, rows array.RecordReader) (commit.Result, error) {
 	if rows == nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, ErrNilInput)
 	}
@@ -146,6 +154,7 @@ func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late
 		in.route.abort(err)
 		return commit.Result{}, w.fail(op, st, err)
 	}
+	setInputs(rows, parts)
 	lateTable, err := in.route.finish(ctx)
 	if err != nil {
 		return commit.Result{}, w.fail(op, st, fmt.Errorf("late rows: %w", err))

@@ -3,7 +3,11 @@ package table
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/google/uuid"
 
@@ -27,6 +31,10 @@ type config struct {
 	contract    *schema.Contract
 	branch      string // options_branch.go; "" is main
 	force       bool
+	// observe.go
+	logger         *slog.Logger
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
 }
 
 // Defaults of the options.

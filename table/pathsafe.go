@@ -22,12 +22,21 @@ import (
 // such as "x/../../../etc" would put the file outside the table location.
 var ErrUnsafePartitionValue = errors.New("table: unsafe partition value")
 
+// ErrSharedPartitionPath is returned, before anything is committed, when
+// one input of a dynamic write holds two partitions whose folder names
+// iceberg-go spells alike: a null string and the string "null" are both
+// "s=null". iceberg-go v0.7.0's partitioned writer keeps one file writer
+// per folder name, so it would write both partitions' rows into one file
+// recorded under the first row's values. Write such partitions in
+// separate calls.
+var ErrSharedPartitionPath = errors.New("table: two partitions share a data folder")
+
 // MaxPathSegment is the longest folder name, in bytes, that a partition
-// field may give a data file's path: "name=" and the value, as a file
-// system stores it (iceberg-go escapes the value into the file's URI, and
-// its local file IO unescapes it). Common file systems (ext4, XFS, APFS,
-// NTFS) refuse longer names; a value over the limit is refused before
-// anything is written.
+// field may give a data file's path: "name=" and the value, unescaped.
+// Common file systems (ext4, XFS, APFS, NTFS) refuse longer names; a value
+// over the limit is refused before anything is written. The folder icerun
+// creates spells every escaped byte in three (see dataPaths) and is cut
+// to this length, ending in a hash, when that spelling is longer.
 const MaxPathSegment = 255
 
 // checkPathSafe fails with ErrUnsafePartitionValue when a string value of

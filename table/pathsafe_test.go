@@ -66,3 +66,31 @@ func TestCheckPathSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestDataPathsReal(t *testing.T) {
+	p := dataPaths{prefix: "file:///w/db/t/data/"}
+	long := "s=" + strings.Repeat("@C3@A9", 60)
+	cases := []struct{ loc, want string }{
+		{"file:///w/db/t/data/s=a/x.parquet", "file:///w/db/t/data/s=a/x.parquet"},
+		{"file:///w/db/t/data/s=caf%C3%A9/d=1e%2B300/x.parquet", "file:///w/db/t/data/s=caf@C3@A9/d=1e@2B300/x.parquet"},
+		{"file:///w/db/t/data/s=a+b%2Fc/0101/1100/x.parquet", "file:///w/db/t/data/s=a+b@2Fc/0101/1100/x.parquet"},
+		{"file:///w/db/t/data/" + strings.ReplaceAll(long, "@", "%") + "/x.parquet", ""},
+		{"file:///w/other%20place/x.parquet", "file:///w/other%20place/x.parquet"},
+	}
+	for _, tc := range cases {
+		got := p.real(tc.loc)
+		if strings.Contains(got[len("file:///w/db/t/data/"):], "%") && strings.HasPrefix(tc.loc, p.prefix) {
+			t.Errorf("real(%s) = %s: has a %%", tc.loc, got)
+		}
+		if tc.want == "" {
+			seg := strings.Split(strings.TrimPrefix(got, p.prefix), "/")[0]
+			if len(seg) != MaxPathSegment || !strings.HasPrefix(seg, long[:100]) {
+				t.Errorf("real(%s): folder %s (%d bytes), want %d bytes starting with the spelled name", tc.loc, seg, len(seg), MaxPathSegment)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("real(%s) = %s, want %s", tc.loc, got, tc.want)
+		}
+	}
+}

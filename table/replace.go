@@ -39,7 +39,10 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 	if !key.IsValid() {
 		return commit.Result{}, fmt.Errorf("%s: %w: zero key", op, partition.ErrMalformedKey)
 	}
-	return w.replace(ctx, op, &key, rows)
+	ctx, done := w.observeReplace(ctx, op)
+	res, err := w.replace(ctx, op, &key, rows)
+	done(res, err)
+	return res, err
 }
 
 // ReplacePartitions replaces every partition that rows produce, and no
@@ -47,7 +50,11 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 // snapshot is what Java's ReplacePartitions writes: operation
 // "overwrite", summary replace-partitions=true.
 func (w *Writer) ReplacePartitions(ctx context.Context, rows array.RecordReader) (commit.Result, error) {
-	return w.replace(ctx, "table: replace partitions of "+w.name, nil, rows)
+	op := "table: replace partitions of " + w.name
+	ctx, done := w.observeReplace(ctx, op)
+	res, err := w.replace(ctx, op, nil, rows)
+	done(res, err)
+	return res, err
 }
 
 // replace writes rows and commits them. key is nil for a dynamic replace.
@@ -124,6 +131,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if err != nil {
 		return commit.Result{}, w.fail(op, st, err)
 	}
+	setInputs(rows, parts)
 	if len(parts) == 0 { // dynamic replace of empty input
 		r := commit.Result{Unchanged: true, Attempts: 0, Ignored: res.Ignored()}
 		if s := tbl.CurrentSnapshot(); s != nil {
@@ -180,7 +188,9 @@ func (w *Writer) commitParts(ctx context.Context, op string, kind commit.Kind, t
 	// one writer take turns), so that concurrent calls do not conflict
 	// with each other on their first attempt.
 	req.Base = w.Table()
-	result, err := commit.Replace(ctx, w.cat, req)
+	octx, done := w.observeCommit(ctx, &req, files)
+	result, err := commit.Replace(octx, w.cat, req)
+	done(result, err)
 	w.commitMu.Unlock()
 	if err != nil {
 		var unknown *commit.UnknownOutcomeError
@@ -295,6 +305,13 @@ func (in *input) parts(files []iceberg.DataFile) ([]commit.Part, error) {
 	}
 	parts := make([]commit.Part, 0, len(in.sums))
 	for k, s := range in.sums {
+		var n int64
+		for _, f := range byKey[k] {
+			n += f.Count()
+		}
+		if n != s.Rows() {
+			return nil, fmt.Errorf("%w: key %s: the input has %d rows, its data files %d", ErrSharedPartitionPath, shortKey(k), s.Rows(), n)
+		}
 		parts = append(parts, commit.Part{Key: k, Files: byKey[k], Fingerprint: s.String(), Rows: s.Rows()})
 	}
 	slices.SortFunc(parts, func(a, b commit.Part) int { return strings.Compare(a.Key.String(), b.Key.String()) })

@@ -4,40 +4,40 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
-	"math"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
-
-	"github.com/icerun/icerun/schema"
+	"github.com/google/uuid"
 )
 
 // sorter puts the rows of one write in the table's sort order within the
 // stager's memory bound: rows are collected into runs of at most runRows
-// rows; a full run is sorted and spilled to staged Parquet files (like
-// Upsert's input, never committed, removed when the write ends); at the
-// end the spilled runs and the last run are merged, and the merged rows
-// go to the stager's encoders. Every file an encoder writes then holds a
+// rows; a full run is sorted and spilled to an Arrow IPC file under the
+// table's data folder (never committed, removed when the write ends; IPC
+// because a run is read once, by the merge, and Parquet's encoding would
+// cost as much as the write itself); at the end the spilled runs and the
+// last run are merged, and the merged rows go to the stager's encoders. Every file an encoder writes then holds a
 // subsequence of one sorted sequence, so it is sorted; rolling files at the
 // target size and parallel encoders keep that true.
 type sorter struct {
 	ctx     context.Context
 	tbl     *icetable.Table
 	sc      *arrow.Schema
-	cfg     config
 	order   *sortOrder
-	prepare func(*stager) error // makes a spill stager write like the main one
 	runRows int64
 
 	buf  []arrow.RecordBatch
 	rows int64
-	runs []*stager // spilled runs, in order of spilling
+	runs []string // paths of the spilled runs, in order of spilling
 }
 
 func (so *sorter) add(rec arrow.RecordBatch) error {
@@ -70,30 +70,47 @@ func (so *sorter) sortRun() (arrow.RecordBatch, error) {
 	return takeRows(so.ctx, rec, idx)
 }
 
-// spill sorts the buffered rows and writes them to a staged run.
-func (so *sorter) spill() error {
+// spill sorts the buffered rows and writes them to a run file.
+func (so *sorter) spill() (err error) {
 	run, err := so.sortRun()
 	if err != nil {
 		return err
 	}
 	defer run.Release()
-	cfg := so.cfg
-	cfg.maxWriters, cfg.splitRows = 1, math.MaxInt64
-	st := newStager(so.ctx, so.tbl, so.sc, cfg)
-	so.runs = append(so.runs, st)
-	if st.err != nil {
-		return st.err
-	}
-	if err := so.prepare(st); err != nil {
+	fsys, err := so.tbl.FS(so.ctx)
+	if err != nil {
 		return err
 	}
+	wfs, ok := fsys.(iceio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("sort: table file IO %T cannot write", fsys)
+	}
+	path := strings.TrimSuffix(so.tbl.Location(), "/") + "/data/icerun-sort-run-" + uuid.NewString() + ".arrow"
+	so.runs = append(so.runs, path) // recorded first: a partial file is removed too
+	out, err := wfs.Create(path)
+	if err != nil {
+		return fmt.Errorf("sort: spill run: %w", err)
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("sort: spill run: %w", cerr)
+		}
+	}()
+	w, err := ipc.NewFileWriter(out, ipc.WithSchema(so.sc))
+	if err != nil {
+		return fmt.Errorf("sort: spill run: %w", err)
+	}
 	for b := range slicesOf(run, mergeBatchRows) {
-		if err := st.add(b); err != nil {
-			return err
+		err := w.Write(b)
+		b.Release()
+		if err != nil {
+			return fmt.Errorf("sort: spill run: %w", err)
 		}
 	}
-	_, err = st.finish()
-	return err
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("sort: spill run: %w", err)
+	}
+	return so.ctx.Err()
 }
 
 // drain emits every row added, in order, in batches that emit owns.
@@ -120,21 +137,12 @@ func (so *sorter) drain(emit func(arrow.RecordBatch) error) error {
 			s.close()
 		}
 	}()
-	for _, st := range so.runs {
-		files, err := st.finish()
+	for _, path := range so.runs {
+		s, err := so.readRun(path)
 		if err != nil {
 			return err
 		}
-		// One source per file: a run's files each hold a sorted part of
-		// it (one per partition on the dynamic path, and the pieces of
-		// a run rolled at the target size), not one sequence.
-		for _, f := range files {
-			s, err := so.readFile(f)
-			if err != nil {
-				return err
-			}
-			srcs = append(srcs, s)
-		}
+		srcs = append(srcs, s)
 	}
 	srcs = append(srcs, memorySource(last))
 	return so.merge(srcs, emit)
@@ -143,8 +151,16 @@ func (so *sorter) drain(emit func(arrow.RecordBatch) error) error {
 // release removes the spilled runs.
 func (so *sorter) release() error {
 	var errs []error
-	for _, st := range so.runs {
-		errs = append(errs, st.abort(errors.New("sorted run merged")))
+	if len(so.runs) > 0 {
+		fsys, err := so.tbl.FS(context.WithoutCancel(so.ctx))
+		if err != nil {
+			return err
+		}
+		for _, path := range so.runs {
+			if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
 	}
 	so.runs = nil
 	for _, b := range so.buf {
@@ -186,36 +202,36 @@ func memorySource(rec arrow.RecordBatch) *runSource {
 	return s
 }
 
-// readFile is a source over the rows of f, a file of a spilled run.
-func (so *sorter) readFile(f iceberg.DataFile) (*runSource, error) {
-	s := &runSource{part: -1, next: func() (arrow.RecordBatch, error) { return nil, nil }, close: func() {}}
-	tasks := []icetable.FileScanTask{{File: f, Length: f.FileSizeBytes()}}
-	sc, batches, err := so.tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(so.ctx, tasks)
+// readRun is a source over the rows of the run file at path.
+func (so *sorter) readRun(path string) (*runSource, error) {
+	fsys, err := so.tbl.FS(so.ctx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := schema.Resolve(sc, so.tbl.Schema(), so.tbl.NameMapping(), schema.IgnoreUnknown)
+	f, err := fsys.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sort: read run: %w", err)
 	}
-	pull, stop := iter.Pull2(batches)
-	s.close = stop
+	r, err := ipc.NewFileReader(f, ipc.WithSchema(so.sc))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sort: read run: %w", err)
+	}
+	i := 0
+	s := &runSource{part: -1, close: func() { r.Close(); f.Close() }}
 	s.next = func() (arrow.RecordBatch, error) {
-		for {
-			raw, err, ok := pull()
-			if !ok {
-				return nil, nil
-			}
+		for i < r.NumRecords() {
+			rec, err := r.RecordBatchAt(i)
+			i++
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("sort: read run: %w", err)
 			}
-			rec, err := res.Apply(so.ctx, raw)
-			raw.Release()
-			if err != nil || rec.NumRows() > 0 {
-				return rec, err
+			if rec.NumRows() > 0 {
+				return rec, nil
 			}
 			rec.Release()
 		}
+		return nil, nil
 	}
 	s.cur, err = s.next()
 	return s, err

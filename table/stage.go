@@ -36,6 +36,7 @@ type stager struct {
 	schema     *arrow.Schema
 	splitRows  int64
 	maxWriters int
+	paths      dataPaths   // where the data files are created (datapath.go)
 	keyed      *keyedWrite // nil unless every row is in one known partition
 	sort       *sorter     // nil unless rows are written in the table's sort order
 	// spec is tbl's partition spec, compiled (nil when iceberg-go's writer
@@ -62,7 +63,7 @@ type stream struct {
 
 func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg config) *stager {
 	ctx, cancel := context.WithCancelCause(ctx)
-	s := &stager{ctx: ctx, cancel: cancel, tbl: tbl, schema: sc, splitRows: cfg.splitRows, maxWriters: cfg.maxWriters}
+	s := &stager{ctx: ctx, cancel: cancel, tbl: tbl, schema: sc, splitRows: cfg.splitRows, maxWriters: cfg.maxWriters, paths: newDataPaths(tbl)}
 	if !tbl.Spec().IsUnpartitioned() {
 		s.spec, s.specErr = partition.NewSpec(tbl.Spec(), tbl.Schema())
 	}
@@ -101,21 +102,7 @@ func (s *stager) sorted(cfg config) error {
 		return err
 	}
 	s.write = view
-	s.sort = &sorter{ctx: s.ctx, tbl: s.tbl, sc: s.schema, cfg: cfg, order: order, runRows: cfg.splitRows,
-		prepare: func(run *stager) error {
-			// Runs are read once, by the merge: not worth compressing.
-			spill := map[string]string{icetable.ParquetCompressionKey: "uncompressed"}
-			var err error
-			if run.write, err = viewOf(s.write, spill, false); err != nil || s.keyed == nil {
-				return err
-			}
-			k := *s.keyed
-			if k.view, err = viewOf(k.view, spill, false); err != nil {
-				return err
-			}
-			run.keyed = &k
-			return nil
-		}}
+	s.sort = &sorter{ctx: s.ctx, tbl: s.tbl, sc: s.schema, order: order, runRows: cfg.splitRows}
 	return nil
 }
 
@@ -174,10 +161,11 @@ func (s *stager) start() {
 		if s.keyed != nil {
 			tbl = s.keyed.view
 		}
-		files := icetable.WriteRecords(s.ctx, tbl, s.schema, drain(st.ch), opts...)
+		files := icetable.WriteRecords(s.ctx, s.paths.writing(tbl), s.schema, drain(st.ch), opts...)
 		for f, err := range files {
 			if f != nil {
-				// On an error f stays as written, listed for removal.
+				// On an error f stays as written, listed for removal
+				// (removeUnlisted finds it at its real location).
 				if g, ferr := s.file(f); ferr != nil && err == nil {
 					err = ferr
 				} else if ferr == nil {
@@ -185,7 +173,10 @@ func (s *stager) start() {
 				}
 			}
 			s.mu.Lock()
-			if err != nil && s.err == nil {
+			if err != nil && (s.err == nil || errors.Is(s.err, icetable.ErrWriterClosed) && !errors.Is(err, icetable.ErrWriterClosed)) {
+				// iceberg-go reports a writer that stopped on an error
+				// as closed before (or instead of) that error: the
+				// error, when it comes, is the cause to report.
 				s.err = err
 				s.cancel(err)
 			}
@@ -208,27 +199,29 @@ func (s *stager) start() {
 // key (the keyed write's, or the canonical values of the key the writer's
 // values make: an empty binary value of an Arrow array without a value
 // buffer is []byte(nil), which a manifest would record as null), claiming
-// the sort order when the stager sorted.
+// the sort order when the stager sorted, at the location the file was
+// created at (see dataPaths).
 func (s *stager) file(f iceberg.DataFile) (iceberg.DataFile, error) {
 	var sortID *int
 	if s.sort != nil {
 		sortID = &s.sort.order.id
 	}
+	path := s.paths.real(f.FilePath())
 	switch {
 	case s.keyed != nil:
-		return rebuildFile(f, s.keyed.spec, s.keyed.values, sortID)
+		return rebuildFile(f, path, s.keyed.spec, s.keyed.values, sortID)
 	case s.specErr != nil:
 		return nil, s.specErr
-	case s.spec == nil && sortID == nil:
+	case s.spec == nil && sortID == nil && path == f.FilePath():
 		return f, nil
 	case s.spec == nil:
-		return rebuildFile(f, s.tbl.Spec(), f.Partition(), sortID)
+		return rebuildFile(f, path, s.tbl.Spec(), f.Partition(), sortID)
 	}
 	values, err := canonicalValues(s.spec, f)
 	if err != nil {
 		return nil, err
 	}
-	return rebuildFile(f, s.tbl.Spec(), values, sortID)
+	return rebuildFile(f, path, s.tbl.Spec(), values, sortID)
 }
 
 // rowGroupRows is the Parquet row-group row limit the writers use: the

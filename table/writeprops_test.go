@@ -171,14 +171,18 @@ func TestSortOrderHonored(t *testing.T) {
 			if tc.claim {
 				assert.Len(t, ids, len(orders), "every row written once")
 			}
-			var onDisk int
+			var onDisk, runs int
 			require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 				if err == nil && strings.HasSuffix(p, ".parquet") {
 					onDisk++
 				}
+				if err == nil && strings.HasSuffix(p, ".arrow") {
+					runs++
+				}
 				return err
 			}))
-			assert.Equal(t, len(files), onDisk, "Parquet files on disk = data files of the table: the spilled runs are removed")
+			assert.Equal(t, len(files), onDisk, "Parquet files on disk = data files of the table")
+			assert.Zero(t, runs, "spilled sort runs left on disk")
 		})
 	}
 }

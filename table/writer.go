@@ -31,6 +31,8 @@ type Writer struct {
 	// conflict costs a backoff and, on the SQL catalog, an orphaned
 	// metadata.json).
 	commitMu sync.Mutex
+
+	obs *observer // observe.go
 }
 
 // ErrNilInput is returned for a nil row reader.
@@ -48,11 +50,15 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 			return nil, err
 		}
 	}
+	obs, err := newObserver(&cfg)
+	if err != nil {
+		return nil, err
+	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, fmt.Errorf("table: open %s: %w", strings.Join(ident, "."), err)
 	}
-	return &Writer{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: tbl}, nil
+	return &Writer{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: tbl, obs: obs}, nil
 }
 
 // Table returns the latest table state this writer knows.

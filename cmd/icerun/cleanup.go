@@ -12,15 +12,11 @@ import (
 // that no snapshot or metadata references, older than -min-age) and, with
 // -delete, removes them. Dry run by default.
 func cleanupCmd(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("cleanup")
+	fs := e.flags()
 	minAge := fs.Duration("min-age", cleanup.DefaultMinAge, "consider only files older than this (must be > 0; see -any-age)")
 	anyAge := fs.Bool("any-age", false, "consider files of any age: only when no writer of the table can be running")
 	del := fs.Bool("delete", false, "remove the orphans (default: dry run, list only)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	ident, err := e.ident()
-	if err != nil {
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	opts := []cleanup.Option{cleanup.MinAge(*minAge)}
@@ -32,18 +28,17 @@ func cleanupCmd(ctx context.Context, e *env, args []string) error {
 	if *del {
 		opts = append(opts, cleanup.Execute())
 	}
-	cat, err := e.catalog(ctx)
+	_, tbl, err := e.loadTable(ctx)
 	if err != nil {
 		return err
 	}
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err != nil {
-		return err
-	}
+	p := newProgress(e.err, "cleanup")
+	p.update(0, 1, "listing the files under "+tbl.Location()+" and the files the snapshots reference")
 	rep, err := cleanup.Orphans(ctx, tbl, opts...)
 	if err != nil {
 		return err
 	}
+	p.update(1, 1, fmt.Sprintf("%d orphan files", len(rep.Orphans)))
 	var size int64
 	for _, f := range rep.Orphans {
 		size += f.Size

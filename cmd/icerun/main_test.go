@@ -70,11 +70,11 @@ func TestCommands(t *testing.T) {
 	}
 	code, out, errs = icerun(append([]string{"backfill"}, append(common, "-dir", filepath.Join(in, "byday"), "-from", "event_date=2026-07-12", "-to", "event_date=2026-07-14", "-workers", "2", "-order", "reverse")...)...)
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, out, "3 keys: 2 written, 0 unchanged, 1 skipped", "07-14 was written by v1 already")
+	require.Contains(t, out, "3 keys: 3 written, 0 unchanged, 0 skipped", "07-14 was written by replace without an input identity: it runs")
 	require.Contains(t, errs, "backfill: 3/3 keys", "log lines when stderr is not a terminal")
 	code, out, errs = icerun(append([]string{"backfill"}, append(common, "-dir", filepath.Join(in, "byday"), "-from", "event_date=2026-07-12", "-to", "event_date=2026-07-14", "-redo")...)...)
 	require.Equal(t, 0, code, errs)
-	require.Contains(t, out, "3 keys: 1 written, 2 unchanged, 0 skipped")
+	require.Contains(t, out, "3 keys: 0 written, 3 unchanged, 0 skipped")
 
 	code, out, errs = icerun(append([]string{"history"}, append(common, "event_date=2026-07-14")...)...)
 	require.Equal(t, 0, code, errs)
@@ -88,7 +88,6 @@ func TestBadInput(t *testing.T) {
 		args []string
 		code int
 	}{
-		{nil, 2},
 		{[]string{"frobnicate"}, 2},
 		{[]string{"replace", "-nope"}, 2},
 		{[]string{"replace", "-warehouse", wh, "-table", "db.fact_orders"}, 2},
@@ -97,7 +96,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"history", "-warehouse", wh, "-table", "db.missing", "event_date=2026-07-14"}, 1},
 		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-01"}, 1},
 		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-order", "sideways"}, 2},
-		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-keep-snapshots", "-1"}, 1},
+		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-keep-snapshots", "-1"}, 2},
 		{[]string{"replace", "-warehouse", wh, "-table", "db.fact_orders", "-key", "event_date=2026-07-14", "-file", "/nonexistent.parquet"}, 1},
 	}
 	for _, tc := range tests {
@@ -106,4 +105,39 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("icerun %v = exit %d, stderr %q; want exit %d and one line", tc.args, code, errs, tc.code)
 		}
 	}
+}
+
+// A corrected day's input runs again under the same code version; the
+// others stay skipped.
+func TestBackfillNoticesCorrectedInput(t *testing.T) {
+	wh := warehouse(t)
+	in := t.TempDir()
+	for i := range 3 {
+		d := day.AddDate(0, 0, -i)
+		parquetFile(t, filepath.Join(in, "event_date="+d.Format(time.DateOnly), "part-0.parquet"), d, 10+i)
+	}
+	args := []string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", in, "-from", "event_date=2026-07-12", "-to", "event_date=2026-07-14"}
+	code, out, errs := icerun(args...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "3 keys: 3 written")
+	code, out, errs = icerun(args...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "3 keys: 0 written, 0 unchanged, 3 skipped")
+
+	parquetFile(t, filepath.Join(in, "event_date=2026-07-13", "part-0.parquet"), day.AddDate(0, 0, -1), 25) // corrected
+	code, out, errs = icerun(args...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "3 keys: 1 written, 0 unchanged, 2 skipped")
+
+	// -keep-snapshots expires after a run that committed nothing, to exactly N.
+	code, out, errs = icerun(append(args, "-keep-snapshots", "1")...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "3 skipped")
+	code, out, errs = icerun("describe", "-warehouse", wh, "db.fact_orders")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "snapshots: 1\n")
+
+	code, _, errs = icerun("backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", filepath.Join(in, "missing"), "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-redo")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "after 1 attempts", "a missing input folder is not retried")
 }

@@ -16,11 +16,15 @@ import (
 // (or -table db.t). It prints what main now holds of the branch's
 // partitions; a conflict with main exits 1 and names the partitions.
 func publishCmd(ctx context.Context, e *env, args []string) error {
-	fs := e.flags("publish")
+	fs := e.flags()
+	e.writeFlags(fs)
 	branch := fs.String("branch", "", "the branch to publish (written with icerun replace -branch)")
 	force := fs.Bool("force", false, "the branch wins where main replaced its partitions since the branch's base")
-	if err := parseTable(e, fs, args); err != nil {
+	if err := e.parse(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	if *branch == "" {
 		return fmt.Errorf("%w: -branch is required", errUsage)
@@ -46,25 +50,6 @@ func publishCmd(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.out, "branch %s: main at snapshot %d (%s), partitions %s, +%d rows (%d files), -%d rows (%d files)\n",
 		*branch, res.SnapshotID, how, strings.Join(res.Partitions, " "), res.AddedRows, res.AddedFiles, res.DeletedRows, res.DeletedFiles)
-	return nil
-}
-
-// parseTable parses args, taking one argument that is not a flag, before
-// or between the flags, as -table (icerun publish db.t -branch b).
-func parseTable(e *env, fs *flag.FlagSet, args []string) error {
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 {
-		return nil
-	}
-	e.tableName = fs.Arg(0)
-	if err := parse(fs, fs.Args()[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
 	return nil
 }
 

@@ -105,10 +105,8 @@ func run(ctx context.Context, warehouse, endText string) error {
 		return err
 	}
 	ident := icetable.Identifier{"examples", "backfill_orders"}
-	for _, id := range []icetable.Identifier{ident, table.LateTable(ident)} { // a fresh start on every run
-		if err := cat.DropTable(ctx, id); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
-			return err
-		}
+	if err := purge(ctx, cat, ident, table.LateTable(ident)); err != nil { // a fresh start on every run
+		return err
 	}
 	if err := orderdata.CreateTable(ctx, cat, ident); err != nil {
 		return err
@@ -216,6 +214,21 @@ func printCounts(ctx context.Context, cat catalog.Catalog, ident icetable.Identi
 			return err
 		}
 		fmt.Printf("\n%s: %d partitions, %d rows, %d data files; %s\n", id, len(parts), rows, files, st)
+	}
+	return nil
+}
+
+// purge drops the tables and deletes their files (data, manifests,
+// metadata), so that a second run leaves no orphan files behind.
+func purge(ctx context.Context, cat catalog.Catalog, idents ...icetable.Identifier) error {
+	p, ok := cat.(catalog.PurgeableTable)
+	if !ok {
+		return fmt.Errorf("catalog %s cannot purge tables", cat.CatalogType())
+	}
+	for _, id := range idents {
+		if err := p.PurgeTable(ctx, id); err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
+			return fmt.Errorf("purge %v: %w", id, err)
+		}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package internal
+package catalogconfig
 
 import (
 	"context"
@@ -10,18 +10,18 @@ import (
 
 // Folder names with URI-reserved characters open, and reopen the same
 // catalog file.
-func TestOpenSQLiteOddFolderNames(t *testing.T) {
+func TestOpenLocalOddFolderNames(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"plain", "50%off", "a%2Fb", "x%41y", "what?", "hash#tag", "sp ace", "ünï"} {
 		dir := filepath.Join(t.TempDir(), name)
-		cat, err := OpenSQLite(ctx, dir)
+		cat, err := OpenLocal(ctx, dir)
 		if err != nil {
-			t.Fatalf("OpenSQLite(%q) = %v", name, err)
+			t.Fatalf("OpenLocal(%q) = %v", name, err)
 		}
 		if err := cat.CreateNamespace(ctx, icetable.Identifier{"ns"}, nil); err != nil {
 			t.Fatalf("%q: create namespace: %v", name, err)
 		}
-		again, err := OpenSQLite(ctx, dir)
+		again, err := OpenLocal(ctx, dir)
 		if err != nil {
 			t.Fatalf("reopen %q = %v", name, err)
 		}

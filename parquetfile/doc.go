@@ -1,0 +1,18 @@
+// Package parquetfile reads Parquet files as one streaming Arrow
+// [array.RecordReader], the input that [github.com/icerun/icerun/table]'s
+// replacements take. [Open] accepts files and folders: a folder is read
+// recursively, its .parquet files in name order, so Hive-style layouts
+// (DuckDB's COPY ... PARTITION_BY (event_date) writes
+// event_date=2026-07-14/data_0.parquet) open as they are. Hive folders
+// name a value that such files leave out; [Reader.Hive] reports them, and
+// [WithConstant] adds a column that the files lack (cmd/icerun fills an
+// identity partition column from the key this way).
+//
+// Batches are streamed: one file is open at a time and a batch is never
+// held after the next call to Next. Every file must have the same Arrow
+// schema ([ErrSchemaMismatch]).
+//
+// [Identity] is a content identity of the input (paths, sizes and a
+// SHA-256 of the bytes), which a backfill records to notice corrected
+// input.
+package parquetfile

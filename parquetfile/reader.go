@@ -1,0 +1,366 @@
+package parquetfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// Errors of this package.
+var (
+	// ErrNoFiles: the paths hold no .parquet file.
+	ErrNoFiles = errors.New("parquetfile: no Parquet file")
+	// ErrSchemaMismatch: two files have different Arrow schemas.
+	ErrSchemaMismatch = errors.New("parquetfile: schemas differ")
+	// ErrBadOption: an invalid option value.
+	ErrBadOption = errors.New("parquetfile: bad option")
+)
+
+// DefaultBatchRows is the rows per batch unless [WithBatchRows] says.
+const DefaultBatchRows = 8192
+
+// File is one input file.
+type File struct {
+	Path string
+	Size int64
+	// Hive holds the col=value pairs of the folders between the opened
+	// folder and the file, decoded (nil for a file given by path).
+	Hive map[string]string
+}
+
+// Option configures [Open].
+type Option func(*config) error
+
+type config struct {
+	batchRows int64
+	mem       memory.Allocator
+	consts    []constant
+}
+
+type constant struct {
+	field arrow.Field
+	value scalar.Scalar
+}
+
+// WithBatchRows sets the rows per batch. Default [DefaultBatchRows].
+func WithBatchRows(n int64) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("%w: %d batch rows", ErrBadOption, n)
+		}
+		c.batchRows = n
+		return nil
+	}
+}
+
+// WithAllocator sets the Arrow allocator. Default memory.DefaultAllocator.
+func WithAllocator(mem memory.Allocator) Option {
+	return func(c *config) error {
+		if mem == nil {
+			return fmt.Errorf("%w: nil allocator", ErrBadOption)
+		}
+		c.mem = mem
+		return nil
+	}
+}
+
+// WithConstant adds column field holding value in every row, when the
+// files lack a column of that name (a file that has it keeps its own).
+// value's type must be field's.
+func WithConstant(field arrow.Field, value scalar.Scalar) Option {
+	return func(c *config) error {
+		if value == nil || !arrow.TypeEqual(value.DataType(), field.Type) {
+			return fmt.Errorf("%w: constant %s: value type differs from %s", ErrBadOption, field.Name, field.Type)
+		}
+		c.consts = append(c.consts, constant{field, value})
+		return nil
+	}
+}
+
+// Reader reads Parquet files one after the other as one RecordReader.
+type Reader struct {
+	ctx    context.Context
+	cfg    config
+	files  []File
+	next   int
+	pf     *file.Reader
+	cur    pqarrow.RecordReader
+	fileSc *arrow.Schema // the files' schema
+	sc     *arrow.Schema // with the added constants
+	added  []constant    // the constants the files lack
+	rec    arrow.RecordBatch
+	err    error
+}
+
+// Open opens paths (files, and folders read recursively; files and folders
+// whose names start with "." or "_" inside a folder are skipped, like
+// Spark's _SUCCESS) and reads the first file's schema. The caller
+// releases the Reader.
+func Open(ctx context.Context, paths []string, opts ...Option) (*Reader, error) {
+	cfg := config{batchRows: DefaultBatchRows, mem: memory.DefaultAllocator}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	files, err := List(paths)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{ctx: ctx, cfg: cfg, files: files}
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	r.fileSc = r.cur.Schema()
+	fields := slices.Clone(r.fileSc.Fields())
+	for _, c := range cfg.consts {
+		if r.fileSc.HasField(c.field.Name) {
+			continue
+		}
+		r.added = append(r.added, c)
+		fields = append(fields, c.field)
+	}
+	md := r.fileSc.Metadata()
+	r.sc = arrow.NewSchema(fields, &md)
+	return r, nil
+}
+
+// List lists the .parquet files of paths as [Open] reads them.
+func List(paths []string) ([]File, error) {
+	var out []File
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("parquetfile: %w", err)
+		}
+		if !st.IsDir() {
+			out = append(out, File{Path: p, Size: st.Size()})
+			continue
+		}
+		var found []File
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := d.Name()
+			if path != p && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !strings.HasSuffix(name, ".parquet") {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			found = append(found, File{Path: path, Size: info.Size(), Hive: hive(p, path)})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("parquetfile: %w", err)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%w in folder %s", ErrNoFiles, p)
+		}
+		slices.SortFunc(found, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+		out = append(out, found...)
+	}
+	if len(out) == 0 {
+		return nil, ErrNoFiles
+	}
+	return out, nil
+}
+
+// hive decodes the col=value folder names between root and path.
+func hive(root, path string) map[string]string {
+	rel, err := filepath.Rel(root, filepath.Dir(path))
+	if err != nil || rel == "." {
+		return nil
+	}
+	var m map[string]string
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if m == nil {
+			m = map[string]string{}
+		}
+		m[unescape(k)] = unescape(v)
+	}
+	return m
+}
+
+// unescape decodes Hive's %XX escapes; a malformed value stays as it is.
+func unescape(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// Files lists the files the Reader reads.
+func (r *Reader) Files() []File { return slices.Clone(r.files) }
+
+// Hive returns the col=value pairs that every file's folders name alike
+// (a column whose value differs between files is left out).
+func (r *Reader) Hive() map[string]string {
+	out := map[string]string{}
+	for i, f := range r.files {
+		for k, v := range f.Hive {
+			if i == 0 {
+				out[k] = v
+			}
+		}
+		for k, v := range out {
+			if f.Hive[k] != v {
+				delete(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// Added lists the names of the [WithConstant] columns that the files lack
+// and the Reader adds.
+func (r *Reader) Added() []string {
+	out := make([]string, len(r.added))
+	for i, c := range r.added {
+		out[i] = c.field.Name
+	}
+	return out
+}
+
+func (r *Reader) open() error {
+	r.closeFile()
+	f := r.files[r.next]
+	r.next++
+	pf, err := file.OpenParquetFile(f.Path, false, file.WithReadProps(nil))
+	if err != nil {
+		return fmt.Errorf("parquetfile: %s: %w", f.Path, err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: r.cfg.batchRows}, r.cfg.mem)
+	if err != nil {
+		pf.Close()
+		return fmt.Errorf("parquetfile: %s: %w", f.Path, err)
+	}
+	rr, err := fr.GetRecordReader(r.ctx, nil, nil)
+	if err != nil {
+		pf.Close()
+		return fmt.Errorf("parquetfile: %s: %w", f.Path, err)
+	}
+	if r.fileSc != nil && !r.fileSc.Equal(rr.Schema()) {
+		rr.Release()
+		pf.Close()
+		return fmt.Errorf("%w: %s has %s, %s has %s", ErrSchemaMismatch, f.Path, rr.Schema(), r.files[0].Path, r.fileSc)
+	}
+	r.pf, r.cur = pf, rr
+	return nil
+}
+
+func (r *Reader) closeFile() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.pf != nil {
+		r.pf.Close()
+		r.pf = nil
+	}
+}
+
+func (r *Reader) releaseRec() {
+	if r.rec != nil {
+		r.rec.Release()
+		r.rec = nil
+	}
+}
+
+// Retain does nothing: the Reader has one owner, who releases it.
+func (r *Reader) Retain() {}
+
+// Release closes the open file and releases the current batch.
+func (r *Reader) Release() {
+	r.releaseRec()
+	r.closeFile()
+}
+
+// Schema is the files' Arrow schema plus the added constant columns.
+func (r *Reader) Schema() *arrow.Schema { return r.sc }
+
+// RecordBatch is the current batch, valid until the next call to Next.
+func (r *Reader) RecordBatch() arrow.RecordBatch { return r.rec }
+
+// Record is RecordBatch.
+//
+// Deprecated: use RecordBatch (arrow-go's interface still has it).
+func (r *Reader) Record() arrow.RecordBatch { return r.rec }
+
+// Err is the error that ended Next, if any.
+func (r *Reader) Err() error { return r.err }
+
+// Next advances to the next batch, across files.
+func (r *Reader) Next() bool {
+	r.releaseRec()
+	for r.err == nil && r.cur != nil {
+		if r.cur.Next() {
+			r.err = r.batch(r.cur.RecordBatch())
+			return r.err == nil
+		}
+		if err := r.cur.Err(); err != nil {
+			r.err = fmt.Errorf("parquetfile: %s: %w", r.files[r.next-1].Path, err)
+			return false
+		}
+		if r.next == len(r.files) {
+			r.closeFile()
+			return false
+		}
+		r.err = r.open()
+	}
+	return false
+}
+
+// batch sets r.rec to b plus the constant columns.
+func (r *Reader) batch(b arrow.RecordBatch) error {
+	if len(r.added) == 0 {
+		b.Retain()
+		r.rec = b
+		return nil
+	}
+	n := int(b.NumRows())
+	cols := slices.Clone(b.Columns())
+	var made []arrow.Array
+	defer func() {
+		for _, a := range made {
+			a.Release()
+		}
+	}()
+	for _, c := range r.added {
+		a, err := scalar.MakeArrayFromScalar(c.value, n, r.cfg.mem)
+		if err != nil {
+			return fmt.Errorf("parquetfile: constant column %s: %w", c.field.Name, err)
+		}
+		made = append(made, a)
+		cols = append(cols, a)
+	}
+	r.rec = array.NewRecordBatch(r.sc, cols, int64(n))
+	return nil
+}
+
+var _ array.RecordReader = (*Reader)(nil)

@@ -1,0 +1,79 @@
+package icerun_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/stretchr/testify/require"
+
+	"github.com/icerun/icerun/catalogconfig"
+	"github.com/icerun/icerun/examples/orderdata"
+)
+
+// readmeBlock returns the first ```go block after the README heading.
+func readmeBlock(t *testing.T, heading string) string {
+	t.Helper()
+	raw, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(raw), "\n"+heading+"\n")
+	require.True(t, ok, "README has %q", heading)
+	_, code, ok := strings.Cut(after, "```go\n")
+	require.True(t, ok, "a go block under %q", heading)
+	code, _, ok = strings.Cut(code, "\n```")
+	require.True(t, ok)
+	return code + "\n"
+}
+
+// The README's Usage is a whole program: pasted into a fresh module that
+// requires icerun (replace directive to this checkout), it builds, and it
+// loads a Parquet file twice, the second time unchanged.
+func TestReadmeUsageInFreshModule(t *testing.T) {
+	root, err := filepath.Abs(".")
+	require.NoError(t, err)
+	mod := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "main.go"), []byte(readmeBlock(t, "## Usage")), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/load\n\ngo 1.25.9\n\nrequire github.com/icerun/icerun v0.0.0\n\nreplace github.com/icerun/icerun => "+root+"\n"), 0o644))
+	sum, err := os.ReadFile("go.sum")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "go.sum"), sum, 0o644))
+	build := exec.Command("go", "build", "-o", "load", ".")
+	build.Dir = mod
+	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	ctx := context.Background()
+	cat, err := catalogconfig.OpenLocal(ctx, filepath.Join(mod, "warehouse"))
+	require.NoError(t, err)
+	require.NoError(t, orderdata.CreateTable(ctx, cat, orderdata.FactOrders))
+	day := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
+	rec := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(day, 50))
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	f, err := os.Create(filepath.Join(mod, "day.parquet"))
+	require.NoError(t, err)
+	require.NoError(t, pqarrow.WriteTable(tbl, f, 1024, nil, pqarrow.DefaultWriterProps()))
+	f.Close() // WriteTable closed it
+
+	for i, want := range []string{"added 50 deleted 0 unchanged false", "added 50 deleted 0 unchanged true"} {
+		run := exec.Command("./load", "event_date=2026-07-14", "day.parquet")
+		run.Dir = mod
+		out, err := run.CombinedOutput()
+		require.NoError(t, err, "run %d: %s", i, out)
+		require.Contains(t, string(out), want)
+	}
+	run := exec.Command("./load", "event_date=2026-07-13", "day.parquet")
+	run.Dir = mod
+	out, err = run.CombinedOutput()
+	require.Error(t, err, "rows of another day: the program fails, it does not print a zero Result")
+	require.Contains(t, string(out), "nothing was committed")
+}

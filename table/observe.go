@@ -1,0 +1,198 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/icerun/icerun/commit"
+)
+
+// Instrumentation scope of icerun's spans and metrics.
+const instrumentation = "github.com/icerun/icerun/table"
+
+// WithLogger logs one structured record per commit attempt (level Debug,
+// Warn for a conflict) and one per outcome (Info; Error on failure), with
+// the table, partitions, snapshot, attempts, rows, bytes and durations.
+// Default: no logging.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil logger", ErrBadOption)
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// WithTracerProvider sets the OpenTelemetry tracer provider of the spans
+// around every replacement (icerun.replace) and its commit loop
+// (icerun.commit, one event per attempt). Default: the global provider
+// (otel.GetTracerProvider at Open), a no-op unless the program installed
+// one.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) error {
+		if tp == nil {
+			return fmt.Errorf("%w: nil tracer provider", ErrBadOption)
+		}
+		c.tracerProvider = tp
+		return nil
+	}
+}
+
+// WithMeterProvider sets the OpenTelemetry meter provider of the metrics:
+// counters icerun.rows, icerun.bytes (of new data files), icerun.commits
+// (attribute outcome: committed, unchanged or failed), icerun.conflicts
+// and icerun.retries, and the histogram icerun.replace.duration (seconds).
+// Default: the global provider (otel.GetMeterProvider at Open), a no-op
+// unless the program installed one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error {
+		if mp == nil {
+			return fmt.Errorf("%w: nil meter provider", ErrBadOption)
+		}
+		c.meterProvider = mp
+		return nil
+	}
+}
+
+// observer holds a writer's logger, tracer and instruments.
+type observer struct {
+	log                                      *slog.Logger
+	tracer                                   trace.Tracer
+	rows, bytes, commits, conflicts, retries metric.Int64Counter
+	duration                                 metric.Float64Histogram
+}
+
+// newObserver builds the observer of cfg.
+func newObserver(cfg *config) (*observer, error) {
+	tp, mp := cfg.tracerProvider, cfg.meterProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	o := &observer{log: cfg.logger, tracer: tp.Tracer(instrumentation)}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	m := mp.Meter(instrumentation)
+	var err error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, cerr := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if cerr != nil && err == nil {
+			err = cerr
+		}
+		return c
+	}
+	o.rows = counter("icerun.rows", "{row}", "input rows committed by replacements")
+	o.bytes = counter("icerun.bytes", "By", "bytes of the data files replacements committed")
+	o.commits = counter("icerun.commits", "{commit}", "replacement outcomes")
+	o.conflicts = counter("icerun.conflicts", "{conflict}", "commit attempts that lost a race")
+	o.retries = counter("icerun.retries", "{attempt}", "commit attempts after the first")
+	o.duration, err = m.Float64Histogram("icerun.replace.duration", metric.WithUnit("s"), metric.WithDescription("duration of replacements"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: metrics: %w", ErrBadOption, err)
+	}
+	return o, nil
+}
+
+// replace starts the span of one replacement; done ends it, logs the
+// outcome and records the metrics.
+func (w *Writer) observeReplace(ctx context.Context, op string) (context.Context, func(commit.Result, error)) {
+	o := w.obs
+	start := time.Now()
+	ctx, span := o.tracer.Start(ctx, "icerun.replace", trace.WithAttributes(attribute.String("icerun.table", w.name)))
+	return ctx, func(res commit.Result, err error) {
+		d := time.Since(start)
+		outcome := "committed"
+		switch {
+		case err != nil:
+			outcome = "failed"
+		case res.Unchanged:
+			outcome = "unchanged"
+		}
+		attrs := []attribute.KeyValue{attribute.String("icerun.table", w.name), attribute.String("outcome", outcome)}
+		span.SetAttributes(attribute.StringSlice("icerun.partitions", res.Partitions), attribute.Int64("icerun.snapshot", res.SnapshotID),
+			attribute.Int("icerun.attempts", res.Attempts), attribute.Int64("icerun.rows", res.AddedRows), attribute.String("outcome", outcome))
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+		o.commits.Add(ctx, 1, metric.WithAttributes(attrs...))
+		o.duration.Record(ctx, d.Seconds(), metric.WithAttributes(attrs...))
+		if outcome == "committed" {
+			o.rows.Add(ctx, res.AddedRows, metric.WithAttributes(attrs[0]))
+		}
+		if res.Attempts > 1 {
+			o.retries.Add(ctx, int64(res.Attempts-1), metric.WithAttributes(attrs[0]))
+		}
+		level := slog.LevelInfo
+		if err != nil {
+			level = slog.LevelError
+		}
+		o.log.LogAttrs(ctx, level, "icerun replace", slog.String("table", w.name), slog.String("op", op), slog.String("outcome", outcome),
+			slog.Any("partitions", res.Partitions), slog.Int64("snapshot", res.SnapshotID), slog.Int("attempts", res.Attempts),
+			slog.Int64("added_rows", res.AddedRows), slog.Int64("deleted_rows", res.DeletedRows), slog.Int("added_files", res.AddedFiles),
+			slog.Int("deleted_files", res.DeletedFiles), slog.Duration("duration", d), errAttr(err))
+	}
+}
+
+// observeCommit starts the span of a commit loop and sets req's attempt
+// hook; done ends the span.
+func (w *Writer) observeCommit(ctx context.Context, req *commit.Request, files []iceberg.DataFile) (context.Context, func(commit.Result, error)) {
+	o := w.obs
+	var size int64
+	for _, f := range files {
+		size += f.FileSizeBytes()
+	}
+	keys := make([]string, len(req.Parts))
+	for i, p := range req.Parts {
+		keys[i] = p.Key.String()
+	}
+	ctx, span := o.tracer.Start(ctx, "icerun.commit", trace.WithAttributes(attribute.StringSlice("icerun.partitions", keys), attribute.Int64("icerun.bytes", size)))
+	last := time.Now()
+	req.Attempted = func(n int, err error) {
+		d := time.Since(last) // this attempt, and the backoff before it
+		last = time.Now()
+		level, result := slog.LevelDebug, "committed"
+		if err != nil {
+			result = "failed"
+			if commit.IsConflict(err) {
+				level, result = slog.LevelWarn, "conflict"
+				o.conflicts.Add(ctx, 1, metric.WithAttributes(attribute.String("icerun.table", w.name)))
+			}
+		}
+		span.AddEvent("attempt", trace.WithAttributes(attribute.Int("n", n), attribute.String("result", result)))
+		o.log.LogAttrs(ctx, level, "icerun commit attempt", slog.String("table", w.name), slog.Any("partitions", keys),
+			slog.Int("attempt", n), slog.String("result", result), slog.Int64("bytes", size), slog.Duration("duration", d), errAttr(err))
+	}
+	return ctx, func(res commit.Result, err error) {
+		if err == nil && !res.Unchanged {
+			o.bytes.Add(ctx, size, metric.WithAttributes(attribute.String("icerun.table", w.name)))
+		}
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
+
+func errAttr(err error) slog.Attr {
+	if err == nil {
+		return slog.Attr{}
+	}
+	return slog.String("error", err.Error())
+}
