@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 )
 
 // RowKeys computes the key of every row of rec, laid out as for
@@ -35,16 +36,25 @@ func (s *Spec) RowKeys(rec arrow.RecordBatch) (keys []Key, rowKey []int, err err
 	index := make(map[string]int)
 	rowKey = make([]int, rec.NumRows())
 	parts := make([]string, len(s.fields))
+	vals, prev := make([]any, len(s.fields)), make([]any, len(s.fields))
 	var b strings.Builder
 	for r := range rowKey {
+		for i := range s.fields {
+			vals[i] = nil
+			if cols[i].col != nil {
+				vals[i] = s.fields[i].apply(sourceValue(cols[i].col, cols[i].n, r, s.fields[i].srcType))
+			}
+		}
+		// Rows of one partition mostly come in runs: a row whose values
+		// equal the previous row's has its key.
+		if r > 0 && sameValues(vals, prev) {
+			rowKey[r] = rowKey[r-1]
+			continue
+		}
+		vals, prev = prev, vals
 		b.Reset()
 		for i := range s.fields {
-			f := &s.fields[i]
-			var v any
-			if cols[i].col != nil {
-				v = f.apply(sourceValue(cols[i].col, cols[i].n, r, f.srcType))
-			}
-			parts[i] = f.text(v)
+			parts[i] = s.fields[i].text(prev[i])
 			if i > 0 {
 				b.WriteByte('/')
 			}
@@ -60,4 +70,47 @@ func (s *Spec) RowKeys(rec arrow.RecordBatch) (keys []Key, rowKey []int, err err
 		rowKey[r] = ki
 	}
 	return keys, rowKey, nil
+}
+
+// sameValues reports whether the transformed values a and b are the same
+// partition values, for the kinds whose equality is their text's: nulls,
+// integers, dates, times, timestamps, strings and booleans. Floats
+// (-0.0 equals 0.0, NaN nothing), decimals and binaries are never the
+// same here, and take the slow path.
+func sameValues(a, b []any) bool {
+	for i, x := range a {
+		if !sameValue(x, b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case int32:
+		return sameAs(x, b)
+	case int64:
+		return sameAs(x, b)
+	case iceberg.Date:
+		return sameAs(x, b)
+	case iceberg.Time:
+		return sameAs(x, b)
+	case iceberg.Timestamp:
+		return sameAs(x, b)
+	case iceberg.TimestampNano:
+		return sameAs(x, b)
+	case string:
+		return sameAs(x, b)
+	case bool:
+		return sameAs(x, b)
+	}
+	return false
+}
+
+func sameAs[T comparable](x T, b any) bool {
+	y, ok := b.(T)
+	return ok && x == y
 }

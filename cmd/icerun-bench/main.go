@@ -11,10 +11,30 @@
 // all cores and again with GOMAXPROCS=1.
 //
 //	go run ./cmd/icerun-bench [-rows 1000000,5000000] [-partitions 10,1500] [-batch 8192] [-runs 5]
+//
+// With -peers it runs instead the side-by-side of issue #12: icerun, raw
+// iceberg-go, PyIceberg 0.12 and Spark (local[2], Iceberg runtime 1.12.0)
+// on the same work, and the Parquet floor (arrow-go's pqarrow and pyarrow
+// writing the rows to one zstd file, no Iceberg). Every engine reads the
+// same input, one Parquet file generated once per size, into a freshly
+// prepared table of the embedded SQLite catalog, in a process of its own;
+// the peers are peers/peer.py (embedded) run with $ICERUN_PYTHON:
+//
+//	eval "$(scripts/engines)"
+//	go run ./cmd/icerun-bench -peers [-runs 3] [-scenarios replace,dynamic,size,backfill,upsert] [-engines ...] [-backfill 400x10000]
+//
+// Scenarios: replace one day of -rows rows; a dynamic overwrite of 30
+// days x 100k rows; replace one day of 10k rows in a table of -partitions
+// partitions; a backfill of days x rows, one commit per day (icerun
+// backfill.Run with 2 workers and KeepSnapshots 8, a raw iceberg-go loop,
+// a PyIceberg loop, a Spark loop of INSERT OVERWRITE); an upsert of 10k
+// changed and 10k new orders into a 1M-row day (Spark MERGE INTO
+// copy-on-write and merge-on-read). The job is timed from the first read
+// of the input to the end of the commit; Spark's JVM start and session
+// creation are reported apart. Peak RSS is the whole process tree's.
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -43,8 +63,34 @@ func main() {
 	rowsFlag := flag.String("rows", "1000000,5000000", "partition sizes for the throughput runs")
 	partsFlag := flag.String("partitions", "10,1500", "table sizes (partitions) for the replace-one-partition runs")
 	batchFlag := flag.String("batch", "8192", "input batch rows for the throughput runs (iceberg-go's writer queues up to 64 batches)")
-	runsFlag := flag.Int("runs", 5, "rounds of the throughput runs (the partition runs get twice as many, plus one)")
+	runsFlag := flag.Int("runs", 5, "rounds of the throughput runs (the partition runs get twice as many, plus one); -peers: rounds of every scenario")
+	peers := flag.Bool("peers", false, "run icerun beside raw iceberg-go, PyIceberg, Spark and the Parquet floor (issue #12) instead; Python from $ICERUN_PYTHON")
+	scenarios := flag.String("scenarios", "", "-peers: comma-separated subset of replace,dynamic,size,backfill,upsert (default all)")
+	enginesFlag := flag.String("engines", "", "-peers: comma-separated subset of icerun,raw,pyiceberg,spark-cow,spark-mor,pqarrow,pyarrow (default all)")
+	backfillFlag := flag.String("backfill", "400x10000", "-peers: days x rows per day of the backfill scenario")
+	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
+	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
 	flag.Parse()
+	if *prep != "" || *run != "" {
+		if err := stepChild(context.Background(), *prep+*run, *prep != ""); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *peers {
+		var bfDays, bfRows int
+		if _, err := fmt.Sscanf(*backfillFlag, "%dx%d", &bfDays, &bfRows); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench: -backfill:", err)
+			os.Exit(2)
+		}
+		blocks := peerBlocks(ints(*rowsFlag), ints(*partsFlag), bfDays, bfRows, *scenarios, *enginesFlag)
+		if err := runPeers(blocks, *runsFlag, os.Getenv("ICERUN_PYTHON")); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *child != "" {
 		if err := measure(*child); err != nil {
 			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
@@ -209,17 +255,11 @@ func measure(spec string) error {
 	}
 	rdr := orderdata.Stream(day, rows, batch)
 	defer rdr.Release()
-	if path := os.Getenv("ICERUN_BENCH_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startProfile()
+	if err != nil {
+		return err
 	}
+	defer stop()
 	start, cpu0 := time.Now(), cpuSeconds()
 	switch mode {
 	case "icerun":
@@ -245,12 +285,49 @@ func measure(spec string) error {
 // partition, by a filter on the partition column.
 func rawOverwrite(ctx context.Context, tbl *icetable.Table, rdr array.RecordReader) error {
 	filter := iceberg.EqualTo(iceberg.Reference("event_date"), iceberg.Date(int32(day.Unix()/86400)))
+	_, err := rawCommit(ctx, tbl, rdr, filter)
+	return err
+}
+
+// rawCommit overwrites the rows filter matches with rdr in one
+// iceberg-go transaction and returns the committed table.
+func rawCommit(ctx context.Context, tbl *icetable.Table, rdr array.RecordReader, filter iceberg.BooleanExpression) (*icetable.Table, error) {
 	txn := tbl.NewTransaction()
 	if err := txn.Overwrite(ctx, rdr, nil, icetable.WithOverwriteFilter(filter)); err != nil {
-		return err
+		return nil, err
 	}
-	_, err := txn.Commit(ctx)
-	return err
+	return txn.Commit(ctx)
+}
+
+// startProfile starts a CPU profile into $ICERUN_BENCH_CPUPROFILE when it
+// is set; stop ends it.
+func startProfile() (stop func(), err error) {
+	path := os.Getenv("ICERUN_BENCH_CPUPROFILE")
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "icerun-bench: %q: %v\n", s, err)
+			os.Exit(2)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // cpuSeconds is the user+system CPU time of this process so far.
@@ -262,18 +339,4 @@ func cpuSeconds() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
-func peakRSSMB() float64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
+func peakRSSMB() float64 { return float64(statusKB("/proc/self/status", "VmHWM:")) / 1024 }

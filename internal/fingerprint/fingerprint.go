@@ -252,9 +252,12 @@ func fixedWidth(a arrow.Array) encoder {
 }
 
 // varBytes encodes variable-width values straight from the array's data
-// and offsets buffers, without a copy per value.
+// and offsets buffers, without a copy per value. data is the array's
+// ValueBytes, which starts at its first value (offs[0]) when the array is
+// a slice, while its offsets stay those of the whole buffer.
 func varBytes[O int32 | int64](data []byte, offs []O) encoder {
-	return func(dst []byte, i int) []byte { return appendBytes(dst, data[offs[i]:offs[i+1]]) }
+	base := offs[0]
+	return func(dst []byte, i int) []byte { return appendBytes(dst, data[offs[i]-base:offs[i+1]-base]) }
 }
 
 func appendBytes(dst, v []byte) []byte {

@@ -208,3 +208,27 @@ func TestSumIsStable(t *testing.T) {
 		t.Errorf("fingerprint = %s, want %s", got, want)
 	}
 }
+
+// A sliced batch (a zero-copy slice of a larger one, as a reader that
+// splits batches by partition hands over) sums as the same rows built on
+// their own: variable-width values are read at the slice's offsets.
+func TestSumOfSlicedBatch(t *testing.T) {
+	for _, dt := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString, arrow.BinaryTypes.Binary, arrow.BinaryTypes.LargeBinary} {
+		t.Run(dt.String(), func(t *testing.T) {
+			whole := fromJSON(t, dt, `["YWE=", "YmJi", null, "Y2NjYw==", "ZA=="]`)
+			defer whole.Release()
+			for _, c := range []struct {
+				lo, hi int64
+				rows   string
+			}{
+				{1, 3, `["YmJi", null]`},
+				{1, 4, `["YmJi", null, "Y2NjYw=="]`},
+				{3, 5, `["Y2NjYw==", "ZA=="]`},
+			} {
+				if got, want := sum(whole.NewSlice(c.lo, c.hi)), sum(fromJSON(t, dt, c.rows)); got != want {
+					t.Errorf("rows %d to %d: sum of the slice = %s, of the same rows = %s", c.lo, c.hi, got, want)
+				}
+			}
+		})
+	}
+}
