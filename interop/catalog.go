@@ -216,3 +216,10 @@ func randomID() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// lastTarget is the last configured target: the matrix tests run on one
+// target per run, the most remote one (pg+s3 inside scripts/integration).
+func lastTarget() string {
+	tg := Targets()
+	return tg[len(tg)-1]
+}

@@ -280,7 +280,7 @@ func checkQueries(t *testing.T, e *Engines, c *Catalog, name string, want []Row,
 // filtered queries in Spark and PyIceberg.
 func TestTransforms(t *testing.T) {
 	e := Get(t)
-	c := e.NewCatalog(t, Targets()[0])
+	c := e.NewCatalog(t, lastTarget())
 	ctx := context.Background()
 	sch := primitiveSchema(primitiveCols)
 	in := primitiveBatch(primitiveCols, primitiveRows, 0)
@@ -361,7 +361,7 @@ func shortStrings(cols []col) []col {
 // PyIceberg (Spark does not read Iceberg time columns).
 func TestTimeColumn(t *testing.T) {
 	e := Get(t)
-	c := e.NewCatalog(t, Targets()[0])
+	c := e.NewCatalog(t, lastTarget())
 	cols := []col{timeCol, primitiveCols[slices.IndexFunc(primitiveCols, func(x col) bool { return x.name == "l" })]}
 	in := primitiveBatch(cols, 24, 0)
 	want := RowsOf(in)
