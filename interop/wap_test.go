@@ -7,10 +7,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go"
-
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/table"
 )
@@ -23,19 +19,7 @@ func TestWriteAuditPublish(t *testing.T) {
 	e := Get(t)
 	e.EachTarget(t, func(t *testing.T, c *Catalog) {
 		ctx := context.Background()
-		sch := iceberg.NewSchema(0,
-			iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-			iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String},
-		)
-		spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
-		c.CreateTable(t, "wap", sch, spec, iceberg.Properties{"format-version": "2"})
-		fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "region", Type: arrow.BinaryTypes.String, Nullable: true}}
-		rows := func(region string, from, n int) arrow.RecordBatch {
-			return batch(fields, n, func(b *array.RecordBuilder, i int) {
-				b.Field(0).(*array.Int64Builder).Append(int64(from + i))
-				b.Field(1).(*array.StringBuilder).Append(region)
-			})
-		}
+		rows := regionTable(t, c, "wap")
 		mw := open(t, c, "wap")
 		bw := open(t, c, "wap", table.WithBranch("audit"))
 		eu, us, eu2, us2 := rows("eu", 0, 3), rows("us", 100, 2), rows("eu", 200, 4), rows("us", 300, 5)

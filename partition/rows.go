@@ -87,30 +87,9 @@ func sameValues(a, b []any) bool {
 }
 
 func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case int32:
-		return sameAs(x, b)
-	case int64:
-		return sameAs(x, b)
-	case iceberg.Date:
-		return sameAs(x, b)
-	case iceberg.Time:
-		return sameAs(x, b)
-	case iceberg.Timestamp:
-		return sameAs(x, b)
-	case iceberg.TimestampNano:
-		return sameAs(x, b)
-	case string:
-		return sameAs(x, b)
-	case bool:
-		return sameAs(x, b)
+	switch a.(type) {
+	case nil, int32, int64, iceberg.Date, iceberg.Time, iceberg.Timestamp, iceberg.TimestampNano, string, bool:
+		return a == b // same dynamic type and value
 	}
 	return false
-}
-
-func sameAs[T comparable](x T, b any) bool {
-	y, ok := b.(T)
-	return ok && x == y
 }
