@@ -7,8 +7,9 @@ import (
 )
 
 // writeView is tbl as a stager's writers see it: with
-// write.target-file-size-bytes honored and, when unsorted is set (icerun
-// sorts the rows itself), without iceberg-go's per-batch sort.
+// write.target-file-size-bytes honored, zstd at [DefaultZstdLevel] unless
+// the table sets a level (compression.go) and, when unsorted is set
+// (icerun sorts the rows itself), without iceberg-go's per-batch sort.
 //
 // iceberg-go v0.7.0 rolls to a new file once the bytes flushed to the
 // current one reach the target, but it flushes only whole row groups
@@ -34,6 +35,7 @@ func writeView(tbl *icetable.Table, unsorted bool) (*icetable.Table, error) {
 			}
 		}
 	}
+	compressionLevel(props, set)
 	unsorted = unsorted && !tbl.SortOrder().IsUnsorted()
 	if len(set) == 0 && !unsorted {
 		return tbl, nil

@@ -193,3 +193,27 @@ func boolCount(b bool) int {
 	}
 	return 0
 }
+
+// TestCompressionLevel: a table that sets no write.parquet.compression-level
+// gets zstd level 1 (table.DefaultZstdLevel, PyIceberg's), the same bytes
+// as a table that sets 1; a level the table sets is honored.
+func TestCompressionLevel(t *testing.T) {
+	sizes := map[string]int64{}
+	for _, level := range []string{"", "1", "3", "9"} {
+		cat, _ := catalogtest.New(t)
+		props := iceberg.Properties{}
+		if level != "" {
+			props[icetable.ParquetCompressionLevelKey] = level
+		}
+		ident := catalogtest.CreateTable(t, cat, "level", orderdata.Schema, orderdata.Spec, props)
+		w := open(t, cat, ident, table.WithParallelWrite(1, 1<<30))
+		replaceDay(t, w, day0, 100_000)
+		files := liveFiles(t, w.Table())
+		require.Len(t, files, 1)
+		sizes[level] = files[0].FileSizeBytes()
+	}
+	t.Logf("file bytes by level: %v", sizes)
+	assert.Equal(t, sizes["1"], sizes[""], "no level set: level 1")
+	assert.NotEqual(t, sizes["3"], sizes[""], "level 3 honored")
+	assert.Less(t, sizes["9"], sizes["1"], "level 9 honored")
+}
