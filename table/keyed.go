@@ -26,6 +26,7 @@ type keyedWrite struct {
 	view   *icetable.Table // tbl, unpartitioned, writing under the key's folder
 	spec   iceberg.PartitionSpec
 	values map[int]any // partition field id -> value, as iceberg-go's writer gives them
+	folder string      // the partition's folder name, as iceberg-go spells it
 }
 
 // newKeyedWrite prepares writing rows of key (a key of spec, tbl's current
@@ -55,7 +56,8 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 	if err := b.SetDefaultSpecID(-1); err != nil {
 		return nil, err
 	}
-	dataPath := root.JoinPath("data", partitionPath(tbl, values)).String()
+	folder := partitionPath(tbl, values)
+	dataPath := root.JoinPath("data", folder).String()
 	if err := b.SetProperties(iceberg.Properties{icetable.WriteDataPathKey: dataPath}); err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func newKeyedWrite(tbl *icetable.Table, spec *partition.Spec, key partition.Key)
 		return nil, err
 	}
 	view := icetable.New(tbl.Identifier(), md, tbl.MetadataLocation(), tbl.FS, nil)
-	return &keyedWrite{view: view, spec: ps, values: values}, nil
+	return &keyedWrite{view: view, spec: ps, values: values, folder: folder}, nil
 }
 
 // canonicalValues are the partition values of the key that f's values

@@ -36,15 +36,20 @@ type stager struct {
 	schema     *arrow.Schema
 	splitRows  int64
 	maxWriters int
-	paths      dataPaths   // where the data files are created (datapath.go)
-	keyed      *keyedWrite // nil unless every row is in one known partition
-	sort       *sorter     // nil unless rows are written in the table's sort order
+	paths      dataPaths // where the data files are created (datapath.go)
+	sort       *sorter   // nil unless rows are written in the table's sort order
 	// spec is tbl's partition spec, compiled (nil when iceberg-go's writer
 	// does not partition: no fields, or only void ones); specErr is why it
 	// could not be compiled.
-	spec     *partition.Spec
-	specErr  error
-	streams  []*stream
+	spec    *partition.Spec
+	specErr error
+	// whole writes every row when they are all in one known partition
+	// (writeOnly: whole.keyed is set) or are not routed by key; byKey
+	// writes the rows of each partition of a dynamic write (route.go).
+	whole    group
+	byKey    map[partition.Key]*group
+	folders  map[string]partition.Key // data folder -> the key writing it (route.go)
+	streams  []*stream                // every stream started
 	rows     int64
 	finished bool
 
@@ -55,10 +60,11 @@ type stager struct {
 }
 
 type stream struct {
-	id   uuid.UUID
-	ch   chan arrow.RecordBatch
-	rows int64
-	lag  int64 // rows this stream stays behind the first, see add
+	id    uuid.UUID
+	ch    chan arrow.RecordBatch
+	keyed *keyedWrite // the group's: nil unless the stream's rows are all in one known partition
+	rows  int64
+	lag   int64 // rows this stream stays behind the first of its group, see routeTo
 }
 
 func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg config) *stager {
@@ -83,7 +89,7 @@ func (s *stager) writeOnly(spec *partition.Spec, key partition.Key) error {
 	if err != nil {
 		return err
 	}
-	s.keyed = k
+	s.whole.keyed = k
 	return nil
 }
 
@@ -120,25 +126,37 @@ func (s *stager) add(rec arrow.RecordBatch) error {
 	return s.route(rec)
 }
 
-// route hands rec to the least loaded writer, starting a new writer when all
-// running ones have had splitRows rows.
+// route hands rec to the writers: the rows of each partition to the
+// partition's own when the stager routes by key (route.go), else to the
+// stager's.
+func (s *stager) route(rec arrow.RecordBatch) error {
+	if s.routesKeys() {
+		return s.routeKeys(rec)
+	}
+	return s.routeTo(&s.whole, rec)
+}
+
+// routeTo hands rec to the least loaded writer of g, starting a new writer
+// when all of g's running ones have had splitRows rows.
 //
 // The k-th of n writers is kept k/n of a row group (or of splitRows, when
 // smaller) behind the first, so that their row groups fill and flush in
 // turn: an encoder buffers its whole row group, and writers kept in step
 // would all hold a full one at the same moment, the write's peak memory.
-func (s *stager) route(rec arrow.RecordBatch) error {
-	if len(s.streams) == 0 || (len(s.streams) < s.maxWriters && s.rows >= s.splitRows*int64(len(s.streams))) {
-		s.start()
+func (s *stager) routeTo(g *group, rec arrow.RecordBatch) error {
+	if len(g.streams) == 0 || (len(g.streams) < s.maxWriters && g.rows >= s.splitRows*int64(len(g.streams))) {
+		s.start(g)
 	}
-	st := s.streams[0]
-	for _, o := range s.streams[1:] {
+	st := g.streams[0]
+	for _, o := range g.streams[1:] {
 		if o.rows+o.lag < st.rows+st.lag {
 			st = o
 		}
 	}
 	st.rows += rec.NumRows()
+	g.rows += rec.NumRows()
 	s.rows += rec.NumRows()
+	g.seen = s.rows
 	select {
 	case st.ch <- rec:
 		return nil
@@ -148,8 +166,9 @@ func (s *stager) route(rec arrow.RecordBatch) error {
 	}
 }
 
-func (s *stager) start() {
-	st := &stream{id: uuid.New(), ch: make(chan arrow.RecordBatch), lag: int64(len(s.streams)) * min(s.rowGroupRows(), s.splitRows) / int64(s.maxWriters)}
+func (s *stager) start(g *group) {
+	st := &stream{id: uuid.New(), ch: make(chan arrow.RecordBatch), keyed: g.keyed, lag: int64(len(g.streams)) * min(s.rowGroupRows(), s.splitRows) / int64(s.maxWriters)}
+	g.streams = append(g.streams, st)
 	s.streams = append(s.streams, st)
 	s.wg.Add(1)
 	go func() {
@@ -158,15 +177,15 @@ func (s *stager) start() {
 		// memory flat in the partition's size.
 		opts := []icetable.WriteRecordOption{icetable.WithWriteUUID(st.id), icetable.WithRecordBatchBufferSize(2), icetable.WithMaxWriteWorkers(1)}
 		tbl := s.write
-		if s.keyed != nil {
-			tbl = s.keyed.view
+		if st.keyed != nil {
+			tbl = st.keyed.view
 		}
 		files := icetable.WriteRecords(s.ctx, s.paths.writing(tbl), s.schema, drain(st.ch), opts...)
 		for f, err := range files {
 			if f != nil {
 				// On an error f stays as written, listed for removal
 				// (removeUnlisted finds it at its real location).
-				if g, ferr := s.file(f); ferr != nil && err == nil {
+				if g, ferr := s.file(st, f); ferr != nil && err == nil {
 					err = ferr
 				} else if ferr == nil {
 					f = g
@@ -201,15 +220,15 @@ func (s *stager) start() {
 // buffer is []byte(nil), which a manifest would record as null), claiming
 // the sort order when the stager sorted, at the location the file was
 // created at (see dataPaths).
-func (s *stager) file(f iceberg.DataFile) (iceberg.DataFile, error) {
+func (s *stager) file(st *stream, f iceberg.DataFile) (iceberg.DataFile, error) {
 	var sortID *int
 	if s.sort != nil {
 		sortID = &s.sort.order.id
 	}
 	path := s.paths.real(f.FilePath())
 	switch {
-	case s.keyed != nil:
-		return rebuildFile(f, path, s.keyed.spec, s.keyed.values, sortID)
+	case st.keyed != nil:
+		return rebuildFile(f, path, st.keyed.spec, st.keyed.values, sortID)
 	case s.specErr != nil:
 		return nil, s.specErr
 	case s.spec == nil && sortID == nil && path == f.FilePath():
@@ -269,8 +288,9 @@ func (s *stager) finish() ([]iceberg.DataFile, error) {
 				s.cancel(err)
 			}
 		}
-		for _, st := range s.streams {
-			close(st.ch)
+		s.whole.close()
+		for _, g := range s.byKey {
+			g.close()
 		}
 		s.wg.Wait()
 		s.cancel(nil)

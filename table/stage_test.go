@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -15,18 +17,25 @@ import (
 	"github.com/icerun/icerun/partition"
 )
 
+// stagerTable creates an orders table and returns it with its spec.
+func stagerTable(t *testing.T) (*icetable.Table, *partition.Spec) {
+	t.Helper()
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, nil)
+	w, err := Open(context.Background(), cat, ident)
+	require.NoError(t, err)
+	tbl := w.Table()
+	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
+	require.NoError(t, err)
+	return tbl, spec
+}
+
 // Parallel writers split a partition into one file each, the second kept
 // half a split behind the first so that their row groups flush in turn;
 // every row is written once.
 func TestStagerStaggersWriters(t *testing.T) {
 	ctx := context.Background()
-	cat, _ := catalogtest.New(t)
-	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, nil)
-	w, err := Open(ctx, cat, ident)
-	require.NoError(t, err)
-	tbl := w.Table()
-	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
-	require.NoError(t, err)
+	tbl, spec := stagerTable(t)
 	day := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
 	k, err := spec.Parse("event_date=2026-07-14")
 	require.NoError(t, err)
@@ -58,4 +67,89 @@ func TestStagerStaggersWriters(t *testing.T) {
 		assert.Equal(t, iceberg.EntryContentData, f.ContentType())
 	}
 	require.NoError(t, st.remove(files))
+}
+
+// A dynamic write routes each partition's rows to writers of its own
+// (keyed, so iceberg-go does not partition them again) and ends a
+// partition's writers once the input has moved on by splitRows rows
+// without it: sorted input keeps one partition's file open at a time,
+// where iceberg-go's partitioned writer kept every file open to the end.
+// Interleaved rows are split by key; every file holds its partition's
+// rows and values.
+func TestStagerRoutesKeys(t *testing.T) {
+	ctx := context.Background()
+	tbl, spec := stagerTable(t)
+	day := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
+	dayKey := func(d int) partition.Key {
+		k, err := spec.Parse("event_date=" + day.AddDate(0, 0, d).Format(time.DateOnly))
+		require.NoError(t, err)
+		return k
+	}
+	for _, tc := range []struct {
+		name        string
+		interleaved bool
+	}{{"sorted", false}, {"interleaved", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := defaults()
+			cfg.maxWriters, cfg.splitRows = 1, 1000
+			// The input as a replacement resolves it (with field ids).
+			sc, err := icetable.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+			require.NoError(t, err)
+			st := newStager(ctx, tbl, sc, cfg)
+			var orders []orderdata.Order
+			for d := range 4 {
+				orders = append(orders, orderdata.Day(day.AddDate(0, 0, d), 3000)...)
+			}
+			if tc.interleaved { // rows of the 4 days in turn
+				mixed := make([]orderdata.Order, 0, len(orders))
+				for i := range 3000 {
+					for d := range 4 {
+						mixed = append(mixed, orders[d*3000+i])
+					}
+				}
+				orders = mixed
+			}
+			rdr := orderdata.Reader(orders, 500)
+			defer rdr.Release()
+			for rdr.Next() {
+				rec := rdr.RecordBatch()
+				require.NoError(t, st.add(array.NewRecordBatch(sc, rec.Columns(), rec.NumRows())))
+				if !tc.interleaved && st.rows >= 4000+500 {
+					// Day 0 ended 1,000 rows (splitRows) ago.
+					assert.Empty(t, st.byKey[dayKey(0)].streams, "day 0's writer still running")
+				}
+			}
+			files, err := st.finish()
+			require.NoError(t, err)
+			perKey := map[partition.Key]int64{}
+			for _, f := range files {
+				k, err := spec.KeyFromValues(f.Partition())
+				require.NoError(t, err)
+				perKey[k] += f.Count()
+				// Every row of the file is in its partition.
+				_, batches, err := tbl.Scan().ReadTasks(ctx, []icetable.FileScanTask{{File: f, Length: f.FileSizeBytes()}})
+				require.NoError(t, err)
+				var n int64
+				for rec, err := range batches {
+					require.NoError(t, err)
+					dates := rec.Column(rec.Schema().FieldIndices("event_date")[0]).(*array.Date32)
+					for i := range dates.Len() {
+						got := "event_date=" + dates.Value(i).ToTime().Format(time.DateOnly)
+						require.Equal(t, k.String(), got, "row %d of file %s", i, f.FilePath())
+					}
+					n += rec.NumRows()
+					rec.Release()
+				}
+				assert.Equal(t, f.Count(), n)
+			}
+			require.Len(t, perKey, 4)
+			for d := range 4 {
+				assert.Equal(t, int64(3000), perKey[dayKey(d)], "day %d", d)
+			}
+			if !tc.interleaved {
+				assert.Len(t, files, 4, "one file per day")
+			}
+			require.NoError(t, st.remove(files))
+		})
+	}
 }
