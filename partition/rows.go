@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 )
 
@@ -15,11 +16,7 @@ import (
 // Matcher, which static replaces use.
 func (s *Spec) RowKeys(rec arrow.RecordBatch) (keys []Key, rowKey []int, err error) {
 	paths := columnPaths(rec.Schema())
-	type src struct {
-		col arrow.Array
-		n   nulls
-	}
-	cols := make([]src, len(s.fields))
+	cols := make([]source, len(s.fields))
 	for i := range s.fields {
 		f := &s.fields[i]
 		if f.tk == transformVoid {
@@ -38,7 +35,11 @@ func (s *Spec) RowKeys(rec arrow.RecordBatch) (keys []Key, rowKey []int, err err
 	parts := make([]string, len(s.fields))
 	vals, prev := make([]any, len(s.fields)), make([]any, len(s.fields))
 	var b strings.Builder
-	for r := range rowKey {
+	for r := 0; r < len(rowKey); {
+		// The rows from r whose source values equal row r's have its key
+		// (transforms are functions): found without boxing a value.
+		end := runEnd(cols, r, len(rowKey))
+		ki := -1
 		for i := range s.fields {
 			vals[i] = nil
 			if cols[i].col != nil {
@@ -48,28 +49,114 @@ func (s *Spec) RowKeys(rec arrow.RecordBatch) (keys []Key, rowKey []int, err err
 		// Rows of one partition mostly come in runs: a row whose values
 		// equal the previous row's has its key.
 		if r > 0 && sameValues(vals, prev) {
-			rowKey[r] = rowKey[r-1]
-			continue
-		}
-		vals, prev = prev, vals
-		b.Reset()
-		for i := range s.fields {
-			parts[i] = s.fields[i].text(prev[i])
-			if i > 0 {
-				b.WriteByte('/')
+			ki = rowKey[r-1]
+		} else {
+			vals, prev = prev, vals
+			b.Reset()
+			for i := range s.fields {
+				parts[i] = s.fields[i].text(prev[i])
+				if i > 0 {
+					b.WriteByte('/')
+				}
+				b.WriteString(parts[i])
 			}
-			b.WriteString(parts[i])
+			text := b.String()
+			var ok bool
+			if ki, ok = index[text]; !ok {
+				ki = len(keys)
+				index[text] = ki
+				keys = append(keys, Key{spec: s.id, valid: true, text: text})
+			}
 		}
-		text := b.String()
-		ki, ok := index[text]
-		if !ok {
-			ki = len(keys)
-			index[text] = ki
-			keys = append(keys, Key{spec: s.id, valid: true, text: text})
+		for ; r < end; r++ {
+			rowKey[r] = ki
 		}
-		rowKey[r] = ki
 	}
 	return keys, rowKey, nil
+}
+
+// source is the column and nulls of a partition field's source.
+type source struct {
+	col arrow.Array // nil for a void field
+	n   nulls
+}
+
+// runEnd is the end of the run of rows from r (before limit) whose
+// source values have row r's bits: null beside null, or equal integers,
+// dates, times, timestamps, strings, binaries or booleans. Other kinds
+// make runs of one row (their boxed values decide).
+func runEnd(cols []source, r, limit int) int {
+	for _, c := range cols {
+		if c.col == nil {
+			continue
+		}
+		limit = c.runEnd(r, limit)
+		if limit == r+1 {
+			break
+		}
+	}
+	return limit
+}
+
+func (c source) runEnd(r, limit int) int {
+	if !c.n.any() {
+		switch a := c.col.(type) {
+		case *array.Int32:
+			return runOf(a.Int32Values(), r, limit)
+		case *array.Int64:
+			return runOf(a.Int64Values(), r, limit)
+		case *array.Date32:
+			return runOf(a.Date32Values(), r, limit)
+		case *array.Time64:
+			return runOf(a.Time64Values(), r, limit)
+		case *array.Timestamp:
+			return runOf(a.TimestampValues(), r, limit)
+		}
+	}
+	e := r + 1
+	for e < limit && c.same(e) {
+		e++
+	}
+	return e
+}
+
+// runOf is the end of the run of values equal to v[r], before limit.
+func runOf[T comparable](v []T, r, limit int) int {
+	x, e := v[r], r+1
+	for e < limit && v[e] == x {
+		e++
+	}
+	return e
+}
+
+// same reports whether row e has the bits of row e-1.
+func (c source) same(e int) bool {
+	if null := c.n.at(e); null != c.n.at(e-1) {
+		return false
+	} else if null {
+		return true
+	}
+	switch a := c.col.(type) {
+	case *array.Int32:
+		return a.Value(e) == a.Value(e-1)
+	case *array.Int64:
+		return a.Value(e) == a.Value(e-1)
+	case *array.Date32:
+		return a.Value(e) == a.Value(e-1)
+	case *array.Time64:
+		return a.Value(e) == a.Value(e-1)
+	case *array.Timestamp:
+		return a.Value(e) == a.Value(e-1)
+	case *array.String:
+		return a.Value(e) == a.Value(e-1)
+	case *array.LargeString:
+		return a.Value(e) == a.Value(e-1)
+	case *array.Binary:
+		return string(a.Value(e)) == string(a.Value(e-1))
+	case *array.Boolean:
+		return a.Value(e) == a.Value(e-1)
+	}
+	return false
 }
 
 // sameValues reports whether the transformed values a and b are the same

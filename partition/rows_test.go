@@ -27,6 +27,8 @@ func TestRowKeysRuns(t *testing.T) {
 			[]string{"c=1970-01-01", "c=1970-01-01", "c=1970-01-02", "c=null", "c=1970-01-02"}},
 		{"string runs", iceberg.PrimitiveTypes.String, arrow.BinaryTypes.String, `["a", "a", "", null, "", "b"]`,
 			[]string{"c=a", "c=a", "c=", "c=null", "c=", "c=b"}},
+		{"timestamp runs", iceberg.PrimitiveTypes.Timestamp, &arrow.TimestampType{Unit: arrow.Microsecond}, `[0, 0, 1, null, null, 1]`,
+			[]string{"c=1970-01-01T00:00:00.000000", "c=1970-01-01T00:00:00.000000", "c=1970-01-01T00:00:00.000001", "c=null", "c=null", "c=1970-01-01T00:00:00.000001"}},
 		{"signed zeros", iceberg.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float64, `[0.0, -0.0, -0.0, 0.0]`,
 			[]string{"c=0", "c=-0", "c=-0", "c=0"}},
 		{"NaN", iceberg.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float64, `["NaN", "NaN", 1.5]`,
