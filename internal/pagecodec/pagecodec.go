@@ -6,7 +6,9 @@
 // the window: 16 MiB for every page compressed at once, half the live heap
 // of a two-encoder write. A page is about 1 MiB, so here an input is
 // compressed by an encoder whose window is the smallest of [Windows] that
-// holds it (1 MiB of history for a 512 KiB page, 2 MiB for a 1 MiB one).
+// holds it, with lowered encoder memory: its history is the window and one
+// 128 KiB block (about 1.1 MiB for a 1 MiB page, where a default encoder
+// keeps twice the window).
 // For an input no larger than the window, the zstd encoder's output does
 // not depend on the window size, so the bytes are the same as arrow-go's
 // (a property of klauspost/compress that the tests hold it to, at every
@@ -82,7 +84,8 @@ func (c *Codec) encode(dst, src []byte, kind encoderKind) []byte {
 		p, _ = c.pools.LoadOrStore(kind, &sync.Pool{New: func() any {
 			// The options of arrow-go's pooled encoders, and a smaller window.
 			enc, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(kind.level),
-				zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(kind.window))
+				zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(kind.window),
+				zstd.WithLowerEncoderMem(true)) // history: the window and one block, not twice the window
 			if err != nil {
 				panic(fmt.Sprintf("pagecodec: zstd encoder: %v", err)) // the options are constant
 			}
