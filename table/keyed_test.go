@@ -127,13 +127,16 @@ func layoutDir(p string) string {
 	return dir
 }
 
-// stageFiles writes recs with a stager, keyed to k when k is not nil, and
-// returns the files it wrote.
-func stageFiles(t *testing.T, tbl *icetable.Table, spec *partition.Spec, k *partition.Key, recs []arrow.RecordBatch) []iceberg.DataFile {
+// stageFiles writes recs, all in partition k, with a stager as how says,
+// and returns the files it wrote.
+func stageFiles(t *testing.T, tbl *icetable.Table, spec *partition.Spec, k *partition.Key, recs []arrow.RecordBatch, how staging) []iceberg.DataFile {
 	t.Helper()
 	st := newStager(context.Background(), tbl, recs[0].Schema(), defaults())
-	if k != nil {
+	switch how {
+	case stageKeyed:
 		require.NoError(t, st.writeOnly(spec, *k))
+	case stagePartitioned:
+		st.unrouted = true
 	}
 	for _, rec := range recs {
 		rec.Retain()
@@ -145,10 +148,22 @@ func stageFiles(t *testing.T, tbl *icetable.Table, spec *partition.Spec, k *part
 	return files
 }
 
-// A keyed write makes the same data file as iceberg-go's partitioned
-// writer (same folder, partition values, statistics and bytes), for every
-// transform and type and for the object-store layout, and a dynamic
-// replace of the same rows finds and replaces those files.
+// staging is how stageFiles writes: as a static replace (keyed), as a
+// dynamic one (routed by key to keyed writers), or by iceberg-go's
+// partitioned writer.
+type staging int
+
+const (
+	stageKeyed staging = iota
+	stageRouted
+	stagePartitioned
+)
+
+// A keyed write, static (writeOnly) or routed by key (dynamic), makes the
+// same data file as iceberg-go's partitioned writer (same folder,
+// partition values, statistics and bytes), for every transform and type
+// and for the object-store layout, and a dynamic replace of the same rows
+// finds and replaces those files.
 func TestKeyedWriteMatchesPartitionedWrite(t *testing.T) {
 	specs := keyedSpecs()
 	objectStore := iceberg.Properties{icetable.ObjectStoreEnabledKey: "true"}
@@ -199,22 +214,23 @@ func TestKeyedWriteMatchesPartitionedWrite(t *testing.T) {
 				input[ks[0]] = append(input[ks[0]], rec)
 			}
 			for _, k := range keys {
-				keyed := stageFiles(t, tbl, spec, &k, input[k])[0]
-				plain := stageFiles(t, tbl, spec, nil, input[k])[0]
-				assert.Equal(t, layoutDir(plain.FilePath()), layoutDir(keyed.FilePath()), "folder")
-				assert.Equal(t, plain.Partition(), keyed.Partition(), "partition values")
-				assert.Equal(t, plain.SpecID(), keyed.SpecID())
-				assert.Equal(t, plain.Count(), keyed.Count())
-				assert.Equal(t, plain.FileSizeBytes(), keyed.FileSizeBytes())
-				assert.Equal(t, plain.ColumnSizes(), keyed.ColumnSizes())
-				assert.Equal(t, plain.ValueCounts(), keyed.ValueCounts())
-				assert.Equal(t, plain.NullValueCounts(), keyed.NullValueCounts())
-				assert.Equal(t, plain.NaNValueCounts(), keyed.NaNValueCounts())
-				assert.Equal(t, plain.LowerBoundValues(), keyed.LowerBoundValues())
-				assert.Equal(t, plain.UpperBoundValues(), keyed.UpperBoundValues())
-				assert.Equal(t, plain.SplitOffsets(), keyed.SplitOffsets())
-				assert.Equal(t, plain.SortOrderID(), keyed.SortOrderID())
-				assert.Equal(t, plain.ContentType(), keyed.ContentType())
+				plain := stageFiles(t, tbl, spec, &k, input[k], stagePartitioned)[0]
+				for _, keyed := range []iceberg.DataFile{stageFiles(t, tbl, spec, &k, input[k], stageKeyed)[0], stageFiles(t, tbl, spec, &k, input[k], stageRouted)[0]} {
+					assert.Equal(t, layoutDir(plain.FilePath()), layoutDir(keyed.FilePath()), "folder")
+					assert.Equal(t, plain.Partition(), keyed.Partition(), "partition values")
+					assert.Equal(t, plain.SpecID(), keyed.SpecID())
+					assert.Equal(t, plain.Count(), keyed.Count())
+					assert.Equal(t, plain.FileSizeBytes(), keyed.FileSizeBytes())
+					assert.Equal(t, plain.ColumnSizes(), keyed.ColumnSizes())
+					assert.Equal(t, plain.ValueCounts(), keyed.ValueCounts())
+					assert.Equal(t, plain.NullValueCounts(), keyed.NullValueCounts())
+					assert.Equal(t, plain.NaNValueCounts(), keyed.NaNValueCounts())
+					assert.Equal(t, plain.LowerBoundValues(), keyed.LowerBoundValues())
+					assert.Equal(t, plain.UpperBoundValues(), keyed.UpperBoundValues())
+					assert.Equal(t, plain.SplitOffsets(), keyed.SplitOffsets())
+					assert.Equal(t, plain.SortOrderID(), keyed.SortOrderID())
+					assert.Equal(t, plain.ContentType(), keyed.ContentType())
+				}
 
 				rows, err := array.NewRecordReader(sc, input[k])
 				require.NoError(t, err)

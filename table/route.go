@@ -44,7 +44,7 @@ func (g *group) close() {
 // partition large enough gets several writers, encoding in parallel, as a
 // static replace does.
 func (s *stager) routesKeys() bool {
-	return s.spec != nil && s.whole.keyed == nil
+	return s.spec != nil && s.whole.keyed == nil && !s.unrouted
 }
 
 // routeKeys splits rec by partition and hands each partition's rows to its

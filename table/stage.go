@@ -48,6 +48,7 @@ type stager struct {
 	// writes the rows of each partition of a dynamic write (route.go).
 	whole    group
 	byKey    map[partition.Key]*group
+	unrouted bool                     // tests: iceberg-go's partitioned writer partitions every row
 	folders  map[string]partition.Key // data folder -> the key writing it (route.go)
 	streams  []*stream                // every stream started
 	rows     int64
