@@ -259,6 +259,8 @@ type windowInput struct {
 }
 
 func (in *windowInput) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
+	in.hash = startHasher()
+	defer in.hash.wait()
 	for rows.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -306,11 +308,15 @@ func (in *windowInput) split(ctx context.Context, rec arrow.RecordBatch) (arrow.
 			}
 		}
 	}
-	in.hashes = fingerprint.RowHashes(rec, in.hashes)
-	for row, ki := range rowKey {
+	sums := make([]*fingerprint.Sum, len(keys)) // nil outside the window
+	for ki, k := range keys {
 		if inside[ki] {
-			in.sums[keys[ki]].AddHash(in.hashes[row])
-		} else {
+			sums[ki] = in.sums[k]
+		}
+	}
+	in.hash.add(rec, sums, rowKey)
+	for _, ki := range rowKey {
+		if !inside[ki] {
 			in.counts[keys[ki].String()]++
 		}
 	}

@@ -225,10 +225,14 @@ type input struct {
 	contract *schema.ContractCheck // nil without a contract
 	matcher  *partition.Matcher    // static replace only
 	sums     map[partition.Key]*fingerprint.Sum
-	hashes   []fingerprint.Hash
+	hash     *hasher // while streaming
 }
 
+// stream resolves, checks and fingerprints rows and hands them to st;
+// the fingerprints are final when it returns.
 func (in *input) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
+	in.hash = startHasher()
+	defer in.hash.wait()
 	for rows.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -266,7 +270,7 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 			return err
 		}
 		for _, s := range in.sums {
-			s.Add(rec)
+			in.hash.add(rec, []*fingerprint.Sum{s}, nil)
 		}
 		return nil
 	}
@@ -274,7 +278,6 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 	if err != nil {
 		return err
 	}
-	in.hashes = fingerprint.RowHashes(rec, in.hashes)
 	sums := make([]*fingerprint.Sum, len(keys))
 	for i, k := range keys {
 		if in.sums[k] == nil {
@@ -285,9 +288,7 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 		}
 		sums[i] = in.sums[k]
 	}
-	for row, ki := range rowKey {
-		sums[ki].AddHash(in.hashes[row])
-	}
+	in.hash.add(rec, sums, rowKey)
 	return nil
 }
 
