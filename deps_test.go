@@ -7,18 +7,21 @@ import (
 )
 
 // TestImportGraph keeps the layout of docs/design.md: partition and schema know
-// nothing of each other, of commit or of table; commit knows partition but
-// not table or schema; table is the facade the higher layers (backfill,
+// nothing of each other, of commit, of the commit engine or of table;
+// commit knows partition but not table, schema or the engine
+// (internal/snapshotcommit), which knows commit and partition but not
+// table or schema; table is the facade the higher layers (backfill,
 // reruntest, cleanup, faults, the commands and examples) build on, never
 // the other way round.
 func TestImportGraph(t *testing.T) {
 	above := []string{"table", "backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"}
 	forbidden := map[string][]string{
-		"partition": append([]string{"schema", "commit", "recordid"}, above...),
-		"schema":    append([]string{"partition", "commit", "recordid"}, above...),
-		"commit":    append([]string{"schema", "recordid"}, above...),
-		"recordid":  append([]string{"partition", "schema", "commit"}, above...),
-		"table":     {"backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"},
+		"partition":               append([]string{"schema", "commit", "internal/snapshotcommit", "recordid"}, above...),
+		"schema":                  append([]string{"partition", "commit", "internal/snapshotcommit", "recordid"}, above...),
+		"commit":                  append([]string{"schema", "recordid", "internal/snapshotcommit"}, above...),
+		"internal/snapshotcommit": append([]string{"schema", "recordid"}, above...),
+		"recordid":                append([]string{"partition", "schema", "commit", "internal/snapshotcommit"}, above...),
+		"table":                   {"backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"},
 	}
 	for pkg, bad := range forbidden {
 		p, err := build.Import("github.com/icerun/icerun/"+pkg, ".", 0)

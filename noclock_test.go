@@ -14,7 +14,7 @@ import (
 )
 
 // writePath are the packages whose code decides what data goes where.
-var writePath = []string{"table", "commit", "partition", "schema", "backfill"}
+var writePath = []string{"table", "commit", "internal/snapshotcommit", "partition", "schema", "backfill"}
 
 // clockReads are the calls that read the wall clock or wait on it.
 var clockReads = map[string][]string{
@@ -23,7 +23,7 @@ var clockReads = map[string][]string{
 }
 
 // clockAllowed are the exceptions, stated here on purpose:
-//   - the commit retry loop in commit/replace.go waits between attempts
+//   - the commit retry loop in internal/snapshotcommit/replace.go waits between attempts
 //     (time.NewTimer for the backoff) and bounds the loop and the
 //     unknown-outcome lookup (context.WithTimeout). Those decide how long
 //     to keep trying, never which rows go to which partition or file;
@@ -34,18 +34,18 @@ var clockReads = map[string][]string{
 //     quarantined (the issue asks for it, for the person who reads them).
 //     The quarantine partition is chosen by the input's fingerprint, never
 //     by the time; the target table is never touched;
-//   - commit/snapshot.go stamps the snapshot it writes with the commit's
+//   - internal/snapshotcommit/snapshot.go stamps the snapshot it writes with the commit's
 //     wall time, Iceberg's snapshot timestamp-ms (iceberg-go's own commits
 //     do the same). It orders snapshots for time travel; it never decides
 //     which rows or files a partition holds.
 //
 // Anything else is a failure.
 var clockAllowed = map[string]bool{
-	"commit/replace.go: time.NewTimer":       true,
-	"commit/replace.go: context.WithTimeout": true,
-	"backfill/hygiene.go: time.NewTimer":     true,
-	"table/quarantine.go: time.Now":          true,
-	"commit/snapshot.go: time.Now":           true,
+	"internal/snapshotcommit/replace.go: time.NewTimer":       true,
+	"internal/snapshotcommit/replace.go: context.WithTimeout": true,
+	"backfill/hygiene.go: time.NewTimer":                      true,
+	"table/quarantine.go: time.Now":                           true,
+	"internal/snapshotcommit/snapshot.go: time.Now":           true,
 	// Durations in logs, spans and metrics only; never where data goes.
 	"table/observe.go: time.Now":   true,
 	"table/observe.go: time.Since": true,

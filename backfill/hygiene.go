@@ -15,6 +15,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/table"
 )
 
@@ -143,7 +144,7 @@ func (h Hygiene) expire(ctx context.Context, w *table.Writer) error {
 
 // expire expires all snapshots but the last keep on main's ancestry and
 // any newer than olderThan, and records the lineage of the expired ones in
-// a checkpoint file (commit.WriteCheckpoint) that the same commit names in
+// a checkpoint file (snapshotcommit.WriteCheckpoint) that the same commit names in
 // the table property commit.PropertyLineage.
 func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Duration) error {
 	return retry(ctx, w, func(tbl *icetable.Table) (bool, error) {
@@ -170,7 +171,7 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 				return false, err
 			}
 		}
-		path, err := commit.WriteCheckpoint(ctx, tbl, base)
+		path, err := snapshotcommit.WriteCheckpoint(ctx, tbl, base)
 		if err != nil {
 			return false, err
 		}
@@ -236,7 +237,7 @@ func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (b
 		// Lost a race: the catalog may have kept the metadata file it
 		// wrote for this attempt.
 		if now, lerr := w.Refresh(ctx); lerr == nil {
-			commit.RemoveLostMetadata(ctx, tbl, now)
+			snapshotcommit.RemoveLostMetadata(ctx, tbl, now)
 		}
 	}
 	return err

@@ -15,6 +15,7 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -35,8 +36,8 @@ func TestManifestsBounded(t *testing.T) {
 			rep, err := backfill.Run(ctx, w, keys(t, w, n), orders, backfill.WithOrder(order), backfill.WithHygiene(backfill.Hygiene{}))
 			require.NoError(t, err)
 			require.Equal(t, n, rep.Commits)
-			if rep.After.Manifests > commit.MergeSmallManifests {
-				t.Errorf("%s, %s: manifests after %d commits = %d, want <= %d", name, v, n, rep.After.Manifests, commit.MergeSmallManifests)
+			if rep.After.Manifests > snapshotcommit.MergeSmallManifests {
+				t.Errorf("%s, %s: manifests after %d commits = %d, want <= %d", name, v, n, rep.After.Manifests, snapshotcommit.MergeSmallManifests)
 			}
 		}
 	}

@@ -7,7 +7,7 @@ import (
 
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/table"
 )
 
@@ -39,4 +39,4 @@ func refresh(ctx context.Context, w *table.Writer) (*icetable.Table, error) {
 // transient reports whether a maintenance commit failed without applying
 // anything because another writer moved the table: it lost the race, or
 // the table it loaded was pruned under it.
-func transient(err error) bool { return commit.IsConflict(err) || pruned(err) }
+func transient(err error) bool { return snapshotcommit.IsConflict(err) || pruned(err) }

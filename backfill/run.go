@@ -11,6 +11,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -103,7 +104,7 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 	if r.rep.Before, err = Measure(ctx, tbl); err != nil {
 		return r.rep, fmt.Errorf("backfill: measure: %w", err)
 	}
-	onBranch, err := commit.OnBranch(tbl, w.Branch()) // resume reads the writer's branch
+	onBranch, err := snapshotcommit.OnBranch(tbl, w.Branch()) // resume reads the writer's branch
 	if err != nil {
 		return r.rep, fmt.Errorf("backfill: %w", err)
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/icerun/icerun/backfill"
-	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -246,7 +246,7 @@ func TestHygiene(t *testing.T) {
 		_, _, w, ks := setup(t)
 		rep, err := backfill.Run(ctx, w, ks, orders, backfill.WithHygiene(backfill.Hygiene{}))
 		require.NoError(t, err)
-		require.LessOrEqual(t, rep.After.Manifests, commit.MergeSmallManifests, "icerun's commits merge small manifests")
+		require.LessOrEqual(t, rep.After.Manifests, snapshotcommit.MergeSmallManifests, "icerun's commits merge small manifests")
 		require.Equal(t, days+1, rep.After.MetadataJSON, "every metadata.json kept without hygiene")
 	})
 	t.Run("default", func(t *testing.T) {

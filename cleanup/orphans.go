@@ -8,7 +8,7 @@ import (
 
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 )
 
 // DefaultMinAge is the age a file must have before [Orphans] considers it.
@@ -88,7 +88,7 @@ func Orphans(ctx context.Context, tbl *icetable.Table, opts ...Option) (Report, 
 	}
 	rep := Report{Cutoff: plan.Cutoff(), DryRun: !cfg.execute}
 	for _, f := range plan.OrphanFiles() {
-		if !commit.IsCheckpoint(tbl, f.Path) { // icerun's lineage: named by a table property
+		if !snapshotcommit.IsCheckpoint(tbl, f.Path) { // icerun's lineage: named by a table property
 			rep.Orphans = append(rep.Orphans, File{Path: f.Path, Size: f.SizeBytes})
 		}
 	}
@@ -100,14 +100,14 @@ func Orphans(ctx context.Context, tbl *icetable.Table, opts ...Option) (Report, 
 		return rep, fmt.Errorf("cleanup: %v: %w", name, err)
 	}
 	keep := func(path string) error {
-		if commit.IsCheckpoint(tbl, path) {
+		if snapshotcommit.IsCheckpoint(tbl, path) {
 			return nil
 		}
 		return fsys.Remove(path)
 	}
 	res, err := tbl.ExecuteOrphanCleanup(ctx, plan, icetable.WithDeleteFunc(keep))
 	for _, p := range res.DeletedFiles {
-		if !commit.IsCheckpoint(tbl, p) {
+		if !snapshotcommit.IsCheckpoint(tbl, p) {
 			rep.Removed = append(rep.Removed, p)
 		}
 	}

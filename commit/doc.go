@@ -1,83 +1,48 @@
-// Package commit plans and commits an atomic partition replacement.
+// Package commit holds what a user of icerun handles of a commit: its
+// outcome, its errors, the retry budget, the commit lock, and the names
+// icerun records in the table. The engine that plans and commits a
+// partition replacement is internal (internal/snapshotcommit); package
+// table drives it and returns what this package defines.
 //
-// A replacement is prepared by the caller (package table): the new data
-// files are already written, once, outside of this package. [Replace] then
-// runs the commit loop. Each attempt:
+// # Outcome
 //
-//  1. loads the table from the catalog (never trusting a cached state);
-//  2. re-plans which data files the replaced partitions hold now, under the
-//     current spec and under older specs;
-//  3. checks idempotence: when every partition already holds exactly this
-//     input from this code version and nothing touched it since, it stops
-//     with [Result].Unchanged and no snapshot;
-//  4. writes one snapshot that deletes those files and adds the new ones
-//     (manifests and a manifest list, with iceberg-go's public manifest
-//     writers) and commits it through the catalog, requiring that main,
-//     the schema and the spec have not moved. Only manifests whose
-//     partition summaries may list a deleted file are read and rewritten;
-//     manifests stay small and sorted by partition (see ManifestEntries),
-//     so the cost follows the replaced partitions, not the table.
+// Every write of table's Writer returns a [Result] (a window replace adds
+// one [PartitionResult] per partition). [Result].Unchanged means the
+// partitions already held exactly this input from this code version and
+// nothing touched them since: no snapshot was made.
 //
-// The outcome of a failed attempt is classified before anything else
-// happens:
+// # Errors
 //
-//   - a conflict (the catalog refused the commit because the table moved:
-//     iceberg-go's ErrCommitFailed, or a failed requirement such as
-//     `branch "main" has changed` or `was created concurrently`) means
-//     nothing was committed; the loop removes what the lost attempt wrote
-//     (its manifests, and the metadata files catalogs wrote for commits
-//     that lost the race from the same base, once the winner is in the
-//     metadata log), backs off and tries again, within the [Policy]
-//     budget, then fails with [ErrConflict];
-//   - any other error may have been applied by the catalog. The loop
-//     reloads the table and looks for this call's commit token in the
-//     snapshot summaries. Found: the commit landed, and the call succeeds.
-//     Not found: the catalog did not apply it (SQL catalog commits are
-//     synchronous); the attempt's manifests and the metadata file the
-//     catalog wrote for it (found by the commit token) are removed, and the
-//     error is returned, wrapping the context's cause when it ended. When the table cannot be
-//     reloaded, or a REST catalog answered "commit state unknown" (it may
-//     still apply the commit), the call fails with an
-//     [*UnknownOutcomeError] and the caller must not delete the new files:
-//     the table may reference them.
+// Match them with errors.Is:
 //
-// Older-spec files are decided once per call ([Request].OldSpec) and the
-// decisions kept across attempts; the rewrites they made belong to the
-// call, and those the table does not reference when [Replace] returns
-// (made by an attempt that lost a race, or by a call that failed) are
-// removed.
+//   - [ErrConflict]: other writers kept moving the table through the whole
+//     retry budget; nothing was committed and running again is safe;
+//   - [ErrUnknownOutcome] (an [*UnknownOutcomeError]): the catalog call
+//     may have been applied and the table could not be reloaded to find
+//     out; the new data files are kept, and [SummaryCommitToken] finds the
+//     commit later;
+//   - [ErrTableChanged]: the table was dropped, recreated, or its schema or
+//     spec changed between writing the files and committing them;
+//   - [ErrUnsupported]: the table holds something icerun cannot replace
+//     exactly;
+//   - [ErrNoSuchBranch], [ErrPublishConflict] (a [*PublishConflictError]
+//     naming the partitions): write-audit-publish;
+//   - [ErrBadPolicy], [ErrLock]: the retry policy or the commit lock.
 //
-// Row-level delete files are removed as Java's ReplacePartitions removes
-// them (see deletes.go): those of the replaced partitions, those older
-// than every data file left, and on format v3 the deletion vectors of
-// removed data files. On format v3 every snapshot assigns row lineage
-// (first-row-id, added-rows, the data manifests' first_row_id; see
-// rowlineage.go).
+// # Behaviour
 //
-// iceberg-go's own commit retries (table property commit.retry.num-retries)
-// are not involved: the loop calls the catalog itself.
+// [Policy] is the retry budget of the optimistic commit loop and explains
+// its backoff; [Locker] ([PostgresLock]) serialises the commits of writers
+// that share it.
 //
-// Every snapshot carries the lineage properties in [Lineage] (see the
-// Summary* constants), readable by any Iceberg engine, and the standard
-// summary Java Iceberg writes for the same change ([Kind]: operation,
-// added/deleted counts, changed-partition-count, manifest counts, totals).
-// Manifest-list partition summaries follow the spec's field_summary rules
-// ([partition.Spec.Summaries]), not iceberg-go v0.7.0's.
+// # Lineage
 //
-// # Branches (write-audit-publish)
+// Every icerun snapshot's summary carries the Summary* properties (run,
+// code version, schema, input fingerprints, per-partition records), which
+// any Iceberg engine reads; [PropertyLineage] names the checkpoint that
+// keeps the lineage of expired snapshots. table.History and
+// table.LastWrites decode them.
 //
-// A [Request] with a Branch commits to that branch instead of main: each
-// attempt plans on the branch's head ([OnBranch], a read-only view of the
-// table whose current snapshot is the head, so planning, Unchanged
-// detection and [Records] read the branch's ancestry), the new snapshot's
-// parent is the head, and the commit sets and requires the branch ref;
-// main is neither read nor required. A branch that does not exist is cut
-// from main's current snapshot by its first commit.
-//
-// [Publish] makes main hold what the branch's icerun writes made of their
-// partitions: a fast-forward of main's ref when main has not moved since
-// the branch's base, otherwise the branch's partition replacements planned
-// again on main's current state with the branch's data files, failing with
-// [ErrPublishConflict] where main replaced one of them after the base.
-// [DropBranch] removes the ref.
+// How a commit is planned, written and retried, and why:
+// docs/design.md ("Snapshots: icerun writes its own", "Lineage").
 package commit

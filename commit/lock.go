@@ -13,7 +13,7 @@ import (
 )
 
 // Locker serialises the commits of one table across writers and
-// processes. With a Locker in the [Request], every attempt of [Replace]
+// processes. With a Locker (table.WithCommitLock), every commit attempt
 // loads the table, plans and commits while holding the table's lock, so
 // writers that share the Locker's backend never conflict with each other:
 // N of them make N commits in N turns, each on its first attempt. Writers

@@ -33,7 +33,7 @@ import (
 // budget also bounds the time the call keeps trying.
 //
 // A first attempt made on a state the caller loaded before writing its
-// files ([Request].Base) that conflicts is retried at once on a fresh
+// files (as table's writers do) that conflicts is retried at once on a fresh
 // load, without lowering the band: the state was old, no race was lost.
 //
 // Optimistic commits cannot promise progress against writers that commit
@@ -60,8 +60,9 @@ var DefaultPolicy = Policy{Attempts: 20, MinBackoff: 20 * time.Millisecond, MaxB
 // MinBackoff > MaxBackoff.
 var ErrBadPolicy = errors.New("commit: bad retry policy")
 
-// withDefaults fills zero fields from DefaultPolicy and validates the rest.
-func (p Policy) withDefaults() (Policy, error) {
+// WithDefaults returns p with its zero fields filled from [DefaultPolicy],
+// or [ErrBadPolicy] when the rest is not usable.
+func (p Policy) WithDefaults() (Policy, error) {
 	if p.Attempts < 0 || p.MinBackoff < 0 || p.MaxBackoff < 0 || p.Timeout < 0 {
 		return p, fmt.Errorf("%w: negative value in %+v", ErrBadPolicy, p)
 	}
@@ -85,16 +86,17 @@ func (p Policy) withDefaults() (Policy, error) {
 
 // Validate reports whether p is usable (zero fields take defaults).
 func (p Policy) Validate() error {
-	_, err := p.withDefaults()
+	_, err := p.WithDefaults()
 	return err
 }
 
 // PriorityBands is the number of wait bands of the backoff; see [Policy].
 const PriorityBands = 4
 
-// backoff is the wait after n lost races (n >= 1): a random time in the
-// n-th band (see [Policy]).
-func (p Policy) backoff(n int) time.Duration {
+// Backoff is the wait after n lost races (n >= 1) of a policy that
+// [Policy.WithDefaults] returned: a random time in the n-th band (see
+// [Policy]).
+func (p Policy) Backoff(n int) time.Duration {
 	w := min(p.MaxBackoff, p.MinBackoff<<(PriorityBands-1))
 	w = max(p.MinBackoff, w>>min(n-1, 30))
 	return w/2 + time.Duration(rand.Int64N(int64(w-w/2))) + 1

@@ -1,6 +1,7 @@
 package commit
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -22,18 +23,36 @@ func TestBackoffFavoursLongestWaiter(t *testing.T) {
 		{"one band", Policy{MinBackoff: 5 * time.Millisecond, MaxBackoff: 5 * time.Millisecond}, [][2]time.Duration{{5 * time.Millisecond / 2, 5 * time.Millisecond}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := tc.pol.withDefaults()
+			p, err := tc.pol.WithDefaults()
 			if err != nil {
 				t.Fatal(err)
 			}
 			for n := 1; n <= len(tc.bands)+3; n++ {
 				band := tc.bands[min(n, len(tc.bands))-1]
 				for range 200 {
-					if b := p.backoff(n); b <= band[0] || b > band[1] {
-						t.Fatalf("backoff(%d) = %v, want in (%v, %v]", n, b, band[0], band[1])
+					if b := p.Backoff(n); b <= band[0] || b > band[1] {
+						t.Fatalf("Backoff(%d) = %v, want in (%v, %v]", n, b, band[0], band[1])
 					}
 				}
 			}
 		})
+	}
+}
+
+func TestPolicyDefaultsAndValidation(t *testing.T) {
+	p, err := Policy{}.WithDefaults()
+	if err != nil || p != DefaultPolicy {
+		t.Errorf("Policy{}.WithDefaults() = %+v, %v, want %+v", p, err, DefaultPolicy)
+	}
+	for _, bad := range []Policy{{Attempts: -1}, {Timeout: -time.Second}, {MinBackoff: time.Second, MaxBackoff: time.Millisecond}} {
+		if err := bad.Validate(); !errors.Is(err, ErrBadPolicy) {
+			t.Errorf("%+v.Validate() = %v, want ErrBadPolicy", bad, err)
+		}
+	}
+	p = Policy{MinBackoff: time.Millisecond, MaxBackoff: 8 * time.Millisecond}
+	for n := 1; n < 40; n++ {
+		if b := p.Backoff(n); b <= 0 || b > p.MaxBackoff {
+			t.Errorf("Backoff(%d) = %v, want in (0, %v]", n, b, p.MaxBackoff)
+		}
 	}
 }

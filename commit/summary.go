@@ -1,15 +1,7 @@
 package commit
 
-import (
-	"hash/fnv"
-	"slices"
-	"strconv"
-
-	"github.com/apache/iceberg-go"
-	icetable "github.com/apache/iceberg-go/table"
-)
-
-// Snapshot summary properties written on every commit.
+// Snapshot summary properties written on every commit. Any Iceberg
+// engine reads them; table.History and table.LastWrites decode them.
 const (
 	SummaryPartitions       = "icerun.partitions"        // canonical keys replaced, comma-separated
 	SummaryRunID            = "icerun.run-id"            // the run that made the snapshot
@@ -26,48 +18,26 @@ const (
 	// holds exactly those files, nothing touched it since.
 	SummaryPartitionFiles = "icerun.partition-files"
 	// SummaryPartitionInputs holds, per key, the identity of its input
-	// (Part.Input, query-escaped), when some part has one.
+	// (the rows' input identity, query-escaped), when some partition has one.
 	SummaryPartitionInputs = "icerun.partition-inputs"
 )
 
-// Lineage says who produced a snapshot.
-type Lineage struct {
-	RunID       string
-	CodeVersion string
-	SchemaID    int
-}
+// Summary properties of a snapshot that published a branch onto main by
+// re-planning its replacements: the branch, and the branch head it
+// published. The next publish of the branch starts from there.
+const (
+	SummaryPublishedBranch = "icerun.published-branch"
+	SummaryPublishedHead   = "icerun.published-head"
+)
 
-// findToken returns the snapshot on main's ancestry whose summary carries
-// token.
-func findToken(md icetable.Metadata, token string) *icetable.Snapshot {
-	for s := md.CurrentSnapshot(); s != nil; {
-		if s.Summary != nil && s.Summary.Properties[SummaryCommitToken] == token {
-			return s
-		}
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = md.SnapshotByID(*s.ParentSnapshotID)
-	}
-	return nil
-}
-
-// filesHash is an order-insensitive hash of a set of file paths.
-func filesHash(files []iceberg.DataFile) string {
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.FilePath()
-	}
-	slices.Sort(paths)
-	return filesHashStrings(paths)
-}
-
-// filesHashStrings hashes sorted strings.
-func filesHashStrings(paths []string) string {
-	h := fnv.New64a()
-	for _, p := range paths {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return strconv.Itoa(len(paths)) + "-" + strconv.FormatUint(h.Sum64(), 16)
-}
+// PropertyLineage is the table property that keeps the lineage of expired
+// snapshots. When snapshots are expired through icerun (backfill's
+// hygiene), a checkpoint file is written under the table location
+// (_icerun/lineage-<uuid>.json) with the latest write of every partition made by the snapshots
+// it expires (and by those an earlier checkpoint stood for), and the same
+// commit sets this property to its path. Lineage then reads the snapshots
+// that remain and ends with the checkpoint, so resuming, Unchanged and
+// history keep working after expiry; metadata.json, which every commit
+// parses, holds only the path. The file is JSON; package cleanup never
+// takes it for an orphan.
+const PropertyLineage = "icerun.lineage"

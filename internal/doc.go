@@ -1,4 +1,6 @@
 // Package internal holds code private to the icerun module: the embedded
 // SQLite catalog that examples and tests use ([OpenSQLite]), and helpers
-// shared by the public packages.
+// shared by the public packages. Its subpackages: snapshotcommit (the
+// commit engine package table drives), fingerprint (input fingerprints),
+// pagecodec (the Parquet page codec) and catalogtest (test fixtures).
 package internal

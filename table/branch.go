@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 )
 
@@ -16,17 +17,17 @@ import (
 func (w *Writer) Branch() string { return w.cfg.branch }
 
 // head loads the table and returns it as the writer's branch sees it
-// (commit.OnBranch): its current snapshot is the branch's head.
+// (snapshotcommit.OnBranch): its current snapshot is the branch's head.
 func (w *Writer) head(ctx context.Context) (*icetable.Table, error) {
 	tbl, err := w.refresh(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return commit.OnBranch(tbl, w.cfg.branch)
+	return snapshotcommit.OnBranch(tbl, w.cfg.branch)
 }
 
 // Publish makes main hold what the icerun writes on branch made of their
-// partitions, in one snapshot on main (see commit.Publish):
+// partitions, in one snapshot on main:
 //
 //   - when main has not moved since the branch was cut or last
 //     published, main's ref moves to the branch's head (fast-forward, no
@@ -47,16 +48,16 @@ func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, err
 	}
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
-	return commit.Publish(ctx, w.cat, commit.PublishRequest{
+	return snapshotcommit.Publish(ctx, w.cat, snapshotcommit.PublishRequest{
 		Op:        op,
 		Ident:     w.ident,
 		Branch:    branch,
 		Force:     w.cfg.force,
-		Lineage:   commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion},
+		Lineage:   snapshotcommit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion},
 		Token:     uuid.NewString(),
 		Policy:    w.cfg.policy,
 		Committed: w.setTable,
-		OldSpec: func(spec *partition.Spec, parts []commit.Part) commit.OldSpecFunc {
+		OldSpec: func(spec *partition.Spec, parts []snapshotcommit.Part) snapshotcommit.OldSpecFunc {
 			return (&oldSpecs{spec: spec, keys: parts, cfg: w.cfg}).decide
 		},
 	})
@@ -72,7 +73,7 @@ func (w *Writer) DropBranch(ctx context.Context, branch string) error {
 	}
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
-	return commit.DropBranch(ctx, w.cat, op, w.ident, branch, w.cfg.policy)
+	return snapshotcommit.DropBranch(ctx, w.cat, op, w.ident, branch, w.cfg.policy)
 }
 
 // ReadBranch returns the rows that partition key holds on branch (main
@@ -91,7 +92,7 @@ func (w *Writer) ReadBranch(ctx context.Context, branch string, key partition.Ke
 	}
 	src := Source{Table: tbl, Key: key}
 	if branch != icetable.MainBranch {
-		ref, ok := commit.Ref(tbl.Metadata(), branch)
+		ref, ok := snapshotcommit.Ref(tbl.Metadata(), branch)
 		if !ok {
 			return nil, fmt.Errorf("%s: %w", op, commit.ErrNoSuchBranch)
 		}

@@ -3,7 +3,7 @@ package table
 import (
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 )
 
 // Write is one icerun snapshot's write of a partition, as its summary
@@ -25,7 +25,7 @@ type Write struct {
 // that icerun's expiry leaves.
 func History(tbl *icetable.Table, key string) []Write {
 	var out []Write
-	commit.Records(tbl, func(r commit.Record) bool {
+	snapshotcommit.Records(tbl, func(r snapshotcommit.Record) bool {
 		if r.Key == key {
 			out = append(out, write(r))
 		}
@@ -41,12 +41,12 @@ func LastWrites(tbl *icetable.Table, keys []string) map[string]Write {
 		want[k] = true
 	}
 	out := make(map[string]Write)
-	for k, r := range commit.LastRecords(tbl, want) {
+	for k, r := range snapshotcommit.LastRecords(tbl, want) {
 		out[k] = write(r)
 	}
 	return out
 }
 
-func write(r commit.Record) Write {
+func write(r snapshotcommit.Record) Write {
 	return Write{SnapshotID: r.SnapshotID, TimestampMs: r.TimestampMs, RunID: r.RunID, CodeVersion: r.CodeVersion, Fingerprint: r.Fingerprint, Rows: r.Rows, Input: r.Input}
 }

@@ -3,7 +3,7 @@ package table
 import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 )
 
 // InputIdentifier is an optional interface of the rows given to a
@@ -17,7 +17,7 @@ type InputIdentifier interface {
 }
 
 // setInputs records the input identities rows know in parts.
-func setInputs(rows array.RecordReader, parts []commit.Part) {
+func setInputs(rows array.RecordReader, parts []snapshotcommit.Part) {
 	id, ok := rows.(InputIdentifier)
 	if !ok {
 		return

@@ -238,7 +238,7 @@ func TestKeyedWriteMatchesPartitionedWrite(t *testing.T) {
 				if strings.HasSuffix(t.Name(), "/identity_fx") {
 					// Written alike, but never committed: iceberg-go's
 					// manifests of fixed partition values are unreadable
-					// to Java (see commit.Supported).
+					// to Java (see snapshotcommit.Supported).
 					require.ErrorIs(t, err, commit.ErrUnsupported)
 					return
 				}

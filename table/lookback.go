@@ -19,6 +19,7 @@ import (
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 )
@@ -107,7 +108,7 @@ func (w *Writer) replaceWindow(ctx context.Context, op string, window []partitio
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	if err := commit.Supported(tbl.Metadata()); err != nil {
+	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
@@ -173,7 +174,7 @@ func (w *Writer) replaceWindow(ctx context.Context, op string, window []partitio
 
 // commitWindow commits the parts that changed, leaving the others as they
 // are, and fills the per-partition results.
-func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Spec, parts []commit.Part, st *stager) (commit.Result, error) {
+func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Spec, parts []snapshotcommit.Part, st *stager) (commit.Result, error) {
 	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, w.fail(op, st, err)
@@ -182,7 +183,7 @@ func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Sp
 	if err != nil {
 		return commit.Result{}, w.fail(op, st, err)
 	}
-	var changed []commit.Part
+	var changed []snapshotcommit.Part
 	var keep []iceberg.DataFile
 	for _, p := range parts {
 		if same[p.Key] {
@@ -201,7 +202,7 @@ func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Sp
 			result.SnapshotID = s.SnapshotID
 		}
 	} else {
-		if result, err = w.commitParts(ctx, op, commit.KindOverwrite, tbl, spec, changed, st); err != nil {
+		if result, err = w.commitParts(ctx, op, snapshotcommit.KindOverwrite, tbl, spec, changed, st); err != nil {
 			return result, err
 		}
 	}
@@ -214,7 +215,7 @@ func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Sp
 
 // perPartition fills one result per part. Deletions are read from the
 // parent of the snapshot the commit made.
-func perPartition(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, same map[partition.Key]bool, res commit.Result) []commit.PartitionResult {
+func perPartition(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, parts []snapshotcommit.Part, same map[partition.Key]bool, res commit.Result) []commit.PartitionResult {
 	deleted := map[partition.Key][2]int64{}
 	if tbl != nil && !res.Unchanged {
 		if s := tbl.Metadata().SnapshotByID(res.SnapshotID); s != nil && s.ParentSnapshotID != nil {
@@ -258,6 +259,8 @@ type windowInput struct {
 }
 
 func (in *windowInput) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
+	in.hash = startHasher()
+	defer in.hash.wait()
 	for rows.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -305,11 +308,15 @@ func (in *windowInput) split(ctx context.Context, rec arrow.RecordBatch) (arrow.
 			}
 		}
 	}
-	in.hashes = fingerprint.RowHashes(rec, in.hashes)
-	for row, ki := range rowKey {
+	sums := make([]*fingerprint.Sum, len(keys)) // nil outside the window
+	for ki, k := range keys {
 		if inside[ki] {
-			in.sums[keys[ki]].AddHash(in.hashes[row])
-		} else {
+			sums[ki] = in.sums[k]
+		}
+	}
+	in.hash.add(rec, sums, rowKey)
+	for _, ki := range rowKey {
+		if !inside[ki] {
 			in.counts[keys[ki].String()]++
 		}
 	}
@@ -356,19 +363,19 @@ func filter(ctx context.Context, rec arrow.RecordBatch, mask []bool, want bool) 
 
 // unchangedParts finds the parts whose partition already holds exactly
 // their input from codeVersion, untouched since: the rule of
-// commit.Replace, applied per partition. It is conservative: any doubt
+// snapshotcommit.Replace, applied per partition. It is conservative: any doubt
 // (older-spec files, delete files) means changed.
-func unchangedParts(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, codeVersion string) (map[partition.Key]bool, error) {
+func unchangedParts(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, parts []snapshotcommit.Part, codeVersion string) (map[partition.Key]bool, error) {
 	if tbl.CurrentSnapshot() == nil {
 		return nil, nil
 	}
-	want := make(map[string]commit.Part, len(parts))
+	want := make(map[string]snapshotcommit.Part, len(parts))
 	keySet := make(map[string]bool, len(parts))
 	for _, p := range parts {
 		want[p.Key.String()] = p
 		keySet[p.Key.String()] = true
 	}
-	recorded := commit.LastRecords(tbl, keySet)
+	recorded := snapshotcommit.LastRecords(tbl, keySet)
 	var keys []partition.Key
 	for k, r := range recorded {
 		if p := want[k]; r.CodeVersion == codeVersion && r.Fingerprint == p.Fingerprint {

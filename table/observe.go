@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 )
 
 // Instrumentation scope of icerun's spans and metrics.
@@ -151,7 +152,7 @@ func (w *Writer) observeReplace(ctx context.Context, op string) (context.Context
 
 // observeCommit starts the span of a commit loop and sets req's attempt
 // hook; done ends the span.
-func (w *Writer) observeCommit(ctx context.Context, req *commit.Request, files []iceberg.DataFile) (context.Context, func(commit.Result, error)) {
+func (w *Writer) observeCommit(ctx context.Context, req *snapshotcommit.Request, files []iceberg.DataFile) (context.Context, func(commit.Result, error)) {
 	o := w.obs
 	var size int64
 	for _, f := range files {
@@ -169,7 +170,7 @@ func (w *Writer) observeCommit(ctx context.Context, req *commit.Request, files [
 		level, result := slog.LevelDebug, "committed"
 		if err != nil {
 			result = "failed"
-			if commit.IsConflict(err) {
+			if snapshotcommit.IsConflict(err) {
 				level, result = slog.LevelWarn, "conflict"
 				o.conflicts.Add(ctx, 1, metric.WithAttributes(attribute.String("icerun.table", w.name)))
 			}

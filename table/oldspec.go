@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 )
@@ -26,30 +26,30 @@ import (
 //   - some rows: the file is deleted and its other rows are rewritten into
 //     new files (under the current spec) in the same snapshot.
 //
-// The rewritten files belong to [commit.Replace], which removes those the
+// The rewritten files belong to [snapshotcommit.Replace], which removes those the
 // table does not reference when it returns.
 type oldSpecs struct {
 	spec *partition.Spec
-	keys []commit.Part
+	keys []snapshotcommit.Part
 	cfg  config
 }
 
-func (o *oldSpecs) decide(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask) (commit.Decision, error) {
+func (o *oldSpecs) decide(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask) (snapshotcommit.Decision, error) {
 	f := task.File
 	in, out, err := o.count(ctx, tbl, task)
 	switch {
 	case err != nil:
-		return commit.Decision{}, err
+		return snapshotcommit.Decision{}, err
 	case in == 0:
-		return commit.Decision{}, nil
+		return snapshotcommit.Decision{}, nil
 	case out == 0:
-		return commit.Decision{Delete: true}, nil
+		return snapshotcommit.Decision{Delete: true}, nil
 	}
 	files, err := o.rewrite(ctx, tbl, task)
 	if err != nil {
-		return commit.Decision{}, fmt.Errorf("rewriting %s without the replaced rows: %w", f.FilePath(), err)
+		return snapshotcommit.Decision{}, fmt.Errorf("rewriting %s without the replaced rows: %w", f.FilePath(), err)
 	}
-	return commit.Decision{Delete: true, Replacement: files}, nil
+	return snapshotcommit.Decision{Delete: true, Replacement: files}, nil
 }
 
 // each calls fn with every batch of task's file (the rows its delete

@@ -21,7 +21,7 @@ var ErrBadBranch = errors.New("table: bad branch")
 // ancestry. Name must not be empty or main.
 //
 // [Writer.Table] and [Writer.Refresh] still return the table as the
-// catalog holds it; commit.OnBranch gives the branch's view of it.
+// catalog holds it; [Writer.ReadBranch] reads the branch.
 func WithBranch(name string) Option {
 	return func(c *config) error {
 		if err := checkBranch(name); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 )
@@ -66,7 +67,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	if err := commit.Supported(tbl.Metadata()); err != nil {
+	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
@@ -140,9 +141,9 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 		return r, nil
 	}
 
-	kind := commit.KindOverwrite
+	kind := snapshotcommit.KindOverwrite
 	if key == nil {
-		kind = commit.KindReplacePartitions
+		kind = snapshotcommit.KindReplacePartitions
 	}
 	result, err := w.commitParts(ctx, op, kind, tbl, spec, parts, st)
 	result.Ignored = res.Ignored()
@@ -151,15 +152,15 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 
 // request is the commit of parts, written for tbl's current spec and
 // schema, with this writer's lineage and settings.
-func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part) commit.Request {
-	return commit.Request{
+func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, parts []snapshotcommit.Part) snapshotcommit.Request {
+	return snapshotcommit.Request{
 		Op:              op,
 		Ident:           w.ident,
 		TableUUID:       tbl.Metadata().TableUUID().String(),
 		Spec:            spec,
 		SchemaID:        tbl.Schema().ID,
 		Parts:           parts,
-		Lineage:         commit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
+		Lineage:         snapshotcommit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
 		Token:           uuid.NewString(),
 		Policy:          w.cfg.policy,
 		Lock:            w.cfg.lock,
@@ -173,7 +174,7 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 // st wrote into tbl's current spec and schema. It removes the new files when nothing
 // was committed (an error, or Unchanged), except after an unknown outcome,
 // when they may be live.
-func (w *Writer) commitParts(ctx context.Context, op string, kind commit.Kind, tbl *icetable.Table, spec *partition.Spec, parts []commit.Part, st *stager) (commit.Result, error) {
+func (w *Writer) commitParts(ctx context.Context, op string, kind snapshotcommit.Kind, tbl *icetable.Table, spec *partition.Spec, parts []snapshotcommit.Part, st *stager) (commit.Result, error) {
 	var files []iceberg.DataFile
 	for _, p := range parts {
 		files = append(files, p.Files...)
@@ -189,7 +190,7 @@ func (w *Writer) commitParts(ctx context.Context, op string, kind commit.Kind, t
 	// with each other on their first attempt.
 	req.Base = w.Table()
 	octx, done := w.observeCommit(ctx, &req, files)
-	result, err := commit.Replace(octx, w.cat, req)
+	result, err := snapshotcommit.Replace(octx, w.cat, req)
 	done(result, err)
 	w.commitMu.Unlock()
 	if err != nil {
@@ -224,10 +225,14 @@ type input struct {
 	contract *schema.ContractCheck // nil without a contract
 	matcher  *partition.Matcher    // static replace only
 	sums     map[partition.Key]*fingerprint.Sum
-	hashes   []fingerprint.Hash
+	hash     *hasher // while streaming
 }
 
+// stream resolves, checks and fingerprints rows and hands them to st;
+// the fingerprints are final when it returns.
 func (in *input) stream(ctx context.Context, rows array.RecordReader, st *stager) error {
+	in.hash = startHasher()
+	defer in.hash.wait()
 	for rows.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -265,7 +270,7 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 			return err
 		}
 		for _, s := range in.sums {
-			s.Add(rec)
+			in.hash.add(rec, []*fingerprint.Sum{s}, nil)
 		}
 		return nil
 	}
@@ -273,7 +278,6 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 	if err != nil {
 		return err
 	}
-	in.hashes = fingerprint.RowHashes(rec, in.hashes)
 	sums := make([]*fingerprint.Sum, len(keys))
 	for i, k := range keys {
 		if in.sums[k] == nil {
@@ -284,14 +288,12 @@ func (in *input) observe(rec arrow.RecordBatch) error {
 		}
 		sums[i] = in.sums[k]
 	}
-	for row, ki := range rowKey {
-		sums[ki].AddHash(in.hashes[row])
-	}
+	in.hash.add(rec, sums, rowKey)
 	return nil
 }
 
 // parts groups the written files by partition, one part per key seen.
-func (in *input) parts(files []iceberg.DataFile) ([]commit.Part, error) {
+func (in *input) parts(files []iceberg.DataFile) ([]snapshotcommit.Part, error) {
 	byKey := make(map[partition.Key][]iceberg.DataFile)
 	for _, f := range files {
 		k, err := in.spec.KeyFromValues(f.Partition())
@@ -303,7 +305,7 @@ func (in *input) parts(files []iceberg.DataFile) ([]commit.Part, error) {
 		}
 		byKey[k] = append(byKey[k], f)
 	}
-	parts := make([]commit.Part, 0, len(in.sums))
+	parts := make([]snapshotcommit.Part, 0, len(in.sums))
 	for k, s := range in.sums {
 		var n int64
 		for _, f := range byKey[k] {
@@ -312,9 +314,9 @@ func (in *input) parts(files []iceberg.DataFile) ([]commit.Part, error) {
 		if n != s.Rows() {
 			return nil, fmt.Errorf("%w: key %s: the input has %d rows, its data files %d", ErrSharedPartitionPath, shortKey(k), s.Rows(), n)
 		}
-		parts = append(parts, commit.Part{Key: k, Files: byKey[k], Fingerprint: s.String(), Rows: s.Rows()})
+		parts = append(parts, snapshotcommit.Part{Key: k, Files: byKey[k], Fingerprint: s.String(), Rows: s.Rows()})
 	}
-	slices.SortFunc(parts, func(a, b commit.Part) int { return strings.Compare(a.Key.String(), b.Key.String()) })
+	slices.SortFunc(parts, func(a, b snapshotcommit.Part) int { return strings.Compare(a.Key.String(), b.Key.String()) })
 	return parts, nil
 }
 

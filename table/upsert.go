@@ -12,6 +12,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 )
@@ -87,7 +88,7 @@ func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	if err := commit.Supported(tbl.Metadata()); err != nil {
+	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
 	for _, c := range keyColumns {
@@ -176,7 +177,7 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 		req := u.request(tbl, keys, parts)
 		req.Policy.Attempts = max(pol.Attempts-attempts, 1)
 		u.w.commitMu.Lock()
-		result, err := commit.Replace(ctx, u.w.cat, req)
+		result, err := snapshotcommit.Replace(ctx, u.w.cat, req)
 		u.w.commitMu.Unlock()
 		attempts += result.Attempts
 		result.Attempts = attempts
@@ -206,8 +207,8 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 
 // request is the commit of the merged partitions, with a Verify that
 // fails when a partition no longer holds the files it was merged from.
-func (u *upsert) request(tbl *icetable.Table, keys []partition.Key, parts map[partition.Key]*merged) commit.Request {
-	var ps []commit.Part
+func (u *upsert) request(tbl *icetable.Table, keys []partition.Key, parts map[partition.Key]*merged) snapshotcommit.Request {
+	var ps []snapshotcommit.Part
 	for _, k := range keys {
 		ps = append(ps, parts[k].part)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/recordid"
 	"github.com/icerun/icerun/schema"
@@ -23,7 +23,7 @@ import (
 // and the files of the partition (data and delete files) it was computed
 // from.
 type merged struct {
-	part commit.Part
+	part snapshotcommit.Part
 	base []string // sorted paths of the files merged from
 	st   *stager
 }
@@ -73,7 +73,7 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	}
 	// The partition's files as the commit plans them (data files and the
 	// delete files of the partition): its Verify compares them again.
-	base, err := commit.Files(ctx, tbl, u.spec, []partition.Key{k})
+	base, err := snapshotcommit.Files(ctx, tbl, u.spec, []partition.Key{k})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	if err != nil {
 		return m, err
 	}
-	m.part = commit.Part{Key: k, Files: files, Fingerprint: sum.String(), Rows: sum.Rows()}
+	m.part = snapshotcommit.Part{Key: k, Files: files, Fingerprint: sum.String(), Rows: sum.Rows()}
 	return m, nil
 }
 

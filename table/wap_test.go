@@ -19,6 +19,7 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/table"
 )
 
@@ -31,7 +32,7 @@ func refs(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, branch s
 	if s := tbl.CurrentSnapshot(); s != nil {
 		mainID = s.SnapshotID
 	}
-	if r, ok := commit.Ref(tbl.Metadata(), branch); ok {
+	if r, ok := snapshotcommit.Ref(tbl.Metadata(), branch); ok {
 		branchID = r.SnapshotID
 	}
 	return mainID, branchID
@@ -42,7 +43,7 @@ func branchScan(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, br
 	t.Helper()
 	tbl, err := cat.LoadTable(context.Background(), ident)
 	require.NoError(t, err)
-	view, err := commit.OnBranch(tbl, branch)
+	view, err := snapshotcommit.OnBranch(tbl, branch)
 	require.NoError(t, err)
 	return catalogtest.CanonicalTable(t, view)
 }
@@ -162,7 +163,7 @@ func TestBranchUnchangedReadsTheBranch(t *testing.T) {
 	// Backfill-style resume reads the branch's lineage through its view.
 	tbl, err := cat.LoadTable(context.Background(), ident)
 	require.NoError(t, err)
-	view, err := commit.OnBranch(tbl, "audit")
+	view, err := snapshotcommit.OnBranch(tbl, "audit")
 	require.NoError(t, err)
 	last := table.LastWrites(view, []string{"event_date=2026-07-14"})
 	assert.Equal(t, first.SnapshotID, last["event_date=2026-07-14"].SnapshotID)

@@ -10,12 +10,15 @@ import (
 )
 
 // runTree runs cmd and returns its stdout and the peak RSS in MB of its
-// whole process tree: the sum of the peak resident sets (VmHWM) of the
-// child and every descendant seen (pyspark's JVM is a child of the python
-// process), polled every 20 ms from /proc. A sum of peaks never misses a
-// short spike; it can exceed the tree's peak if its processes peak at
-// different times. (The kernel's maxrss of the child is no use: a child
-// forked from this process starts with this process's high-water mark.)
+// whole process tree (pyspark's JVM is a child of the python process),
+// polled every 20 ms from /proc: the largest sum of the resident sets
+// (VmRSS) of the processes alive at one poll, or the largest peak resident
+// set (VmHWM) of a single process if that is larger, which catches a
+// process's spike between polls. A sum of every process's peak would not
+// do: Spark starts short-lived workers one after another, and a 400-step
+// loop summed to 150 GB. (The kernel's maxrss of the child is no use: a
+// child forked from this process starts with this process's high-water
+// mark.)
 func runTree(cmd *exec.Cmd) (stdout []byte, peakMB float64, err error) {
 	var buf strings.Builder
 	cmd.Stdout = &buf
@@ -25,17 +28,13 @@ func runTree(cmd *exec.Cmd) (stdout []byte, peakMB float64, err error) {
 	done := make(chan struct{})
 	peak := make(chan float64)
 	go func() {
-		hwm := map[int]int64{} // kB by pid
+		var kb int64
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
-			treeHWM(cmd.Process.Pid, hwm)
+			kb = max(kb, treePeakKB(cmd.Process.Pid))
 			select {
 			case <-done:
-				var kb int64
-				for _, v := range hwm {
-					kb += v
-				}
 				peak <- float64(kb) / 1024
 				return
 			case <-t.C:
@@ -47,15 +46,17 @@ func runTree(cmd *exec.Cmd) (stdout []byte, peakMB float64, err error) {
 	return []byte(buf.String()), <-peak, err
 }
 
-// treeHWM records in hwm the VmHWM (kB) of pid and its descendants now.
-func treeHWM(pid int, hwm map[int]int64) {
+// treePeakKB is the resident set of pid and its descendants now (kB), or
+// the largest peak resident set of one of them if that is larger.
+func treePeakKB(pid int) int64 {
+	var sum, hwm int64
 	todo := []int{pid}
 	for len(todo) > 0 {
 		p := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		if kb := statusKB("/proc/"+strconv.Itoa(p)+"/status", "VmHWM:"); kb > hwm[p] {
-			hwm[p] = kb
-		}
+		status := "/proc/" + strconv.Itoa(p) + "/status"
+		sum += statusKB(status, "VmRSS:")
+		hwm = max(hwm, statusKB(status, "VmHWM:"))
 		// A child is listed under the thread that forked it.
 		tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/task/*/children")
 		for _, t := range tasks {
@@ -67,6 +68,7 @@ func treeHWM(pid int, hwm map[int]int64) {
 			}
 		}
 	}
+	return max(sum, hwm)
 }
 
 // statusKB is the kB figure of field in a /proc status file, 0 if absent.

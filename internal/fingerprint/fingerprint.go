@@ -20,10 +20,8 @@
 package fingerprint
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"hash"
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -39,14 +37,15 @@ type Hash [16]byte
 type Sum struct {
 	rows   int64
 	hi, lo uint64 // the sum of the row hashes, modulo 2^128
-	enc    canonical
+	layout layout
+	hasher rowHasher
 }
 
 // Add folds every row of rec into the sum.
 func (s *Sum) Add(rec arrow.RecordBatch) {
-	s.enc.bind(rec)
+	s.layout.build(rec)
 	for i := range int(rec.NumRows()) {
-		s.AddHash(s.enc.hash(i))
+		s.AddHash(s.hasher.row(&s.layout, i))
 	}
 }
 
@@ -65,10 +64,13 @@ func RowHashes(rec arrow.RecordBatch, buf []Hash) []Hash {
 		buf = make([]Hash, n)
 	}
 	h := buf[:n]
-	var enc canonical
-	enc.bind(rec)
+	var (
+		l  layout
+		rh rowHasher
+	)
+	l.build(rec)
 	for i := range h {
-		h[i] = enc.hash(i)
+		h[i] = rh.row(&l, i)
 	}
 	return h
 }
@@ -95,55 +97,8 @@ func (s *Sum) String() string {
 	return fmt.Sprintf("%s-%d-%016x%016x", Version, s.rows, s.hi, s.lo)
 }
 
-// canonical encodes the rows of one batch into canonical bytes. The
-// encoding of a row is the concatenation of its columns' values, each:
-//
-//   - a null: byte 0;
-//   - otherwise byte 1, then the value: the little-endian bytes of a
-//     fixed-width value (integers, floats as their bits, decimals, dates,
-//     times, timestamps, intervals, fixed-size binary); one byte for a
-//     boolean; the length (uvarint) and bytes of a string or binary; the
-//     fields of a struct in order; the element count (uvarint) and elements
-//     of a list or map (keys and values in turn); the type code and value
-//     of a union; a dictionary or run-end encoded value as its value; an
-//     extension value as its storage.
-//
-// Every value is self-delimiting given the schema, so two different rows
-// of one schema never encode to the same bytes.
-type canonical struct {
-	cols   []encoder
-	buf    []byte
-	sha    hash.Hash // SHA-256, reused: cheaper per row than sha256.Sum256
-	digest []byte
-}
-
 // encoder appends the canonical bytes of row i of one array.
 type encoder func(dst []byte, i int) []byte
-
-func (c *canonical) bind(rec arrow.RecordBatch) {
-	c.cols = c.cols[:0]
-	for _, col := range rec.Columns() {
-		c.cols = append(c.cols, newEncoder(col))
-	}
-}
-
-func (c *canonical) row(dst []byte, i int) []byte {
-	for _, enc := range c.cols {
-		dst = enc(dst, i)
-	}
-	return dst
-}
-
-func (c *canonical) hash(i int) Hash {
-	if c.sha == nil {
-		c.sha = sha256.New()
-	}
-	c.buf = c.row(c.buf[:0], i)
-	c.sha.Reset()
-	c.sha.Write(c.buf)
-	c.digest = c.sha.Sum(c.digest[:0])
-	return Hash(c.digest[:16])
-}
 
 // newEncoder returns the encoder of a's values; it handles every Arrow
 // type.

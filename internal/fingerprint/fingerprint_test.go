@@ -202,7 +202,7 @@ func TestSumOfEmptyBatch(t *testing.T) {
 func TestSumIsStable(t *testing.T) {
 	got := sum(batch([]int64{1, 2, -3}, []string{"a", "", "caf\xe9"}, []bool{true, false, true}))
 	// Checked independently: Python's hashlib over the encoding documented
-	// on canonical gives the same value.
+	// on layout gives the same value.
 	const want = "f2-3-a302c0f7e1a63a483be698e16ec1da2c"
 	if got != want {
 		t.Errorf("fingerprint = %s, want %s", got, want)

@@ -1,4 +1,4 @@
-package commit_test
+package snapshotcommit_test
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/faults"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -226,7 +227,7 @@ func TestSnapshotFormatVersions(t *testing.T) {
 			content[day(1)] = repriced(content[day(1)], 8)
 			// rewrites the manifest of day1 and day2: day2's entry becomes EXISTING
 			step("replace day1", func() commit.Result { return replaceDay(t, w, day(1), content[day(1)]) })
-			for i := 3; i < 3+commit.MergeSmallManifests; i++ { // enough small manifests to merge them
+			for i := 3; i < 3+snapshotcommit.MergeSmallManifests; i++ { // enough small manifests to merge them
 				content[day(i)] = orderdata.Day(day(i), 5)
 				step(fmt.Sprintf("add day%d", i), func() commit.Result { return replaceDay(t, w, day(i), content[day(i)]) })
 			}
@@ -475,20 +476,20 @@ func manifestReads(ops []string) (n int, names []string) {
 }
 
 // checkManifestSizes fails for a manifest of any snapshot of main with more
-// than commit.ManifestEntries entries.
+// than snapshotcommit.ManifestEntries entries.
 func checkManifestSizes(t *testing.T, tbl *icetable.Table) {
 	t.Helper()
 	for _, s := range history(t, tbl) {
 		for _, mf := range manifests(t, tbl, s) {
 			n := len(entries(t, tbl, mf, false))
-			assert.LessOrEqual(t, n, commit.ManifestEntries, "snapshot %d: manifest %s has %d entries", s.SnapshotID, mf.FilePath(), n)
+			assert.LessOrEqual(t, n, snapshotcommit.ManifestEntries, "snapshot %d: manifest %s has %d entries", s.SnapshotID, mf.FilePath(), n)
 		}
 	}
 }
 
 // TestSnapshotManifestsBoundedAndPruned: on a table of 1000 daily
 // partitions, replacing one partition reads a few manifests, not all;
-// every manifest stays within commit.ManifestEntries entries.
+// every manifest stays within snapshotcommit.ManifestEntries entries.
 func TestSnapshotManifestsBoundedAndPruned(t *testing.T) {
 	cat, _ := catalogtest.New(t)
 	ident := ordersTable(t, cat, "orders", nil)
@@ -501,7 +502,7 @@ func TestSnapshotManifestsBoundedAndPruned(t *testing.T) {
 	replaceDays(t, w, all)
 	tbl := load(t, cat, ident)
 	mfs := manifests(t, tbl, tbl.CurrentSnapshot())
-	require.GreaterOrEqual(t, len(mfs), parts/commit.ManifestEntries, "manifests of %d partitions", parts)
+	require.GreaterOrEqual(t, len(mfs), parts/snapshotcommit.ManifestEntries, "manifests of %d partitions", parts)
 
 	counter := faults.New(faults.Fail, 0)
 	cw := openWriter(t, faults.WrapCatalog(cat, counter), ident)
@@ -518,7 +519,7 @@ func TestSnapshotManifestsBoundedAndPruned(t *testing.T) {
 }
 
 // TestSnapshotSmallManifestsMerged: single-partition commits, new and
-// repeated, never leave more than commit.MergeSmallManifests manifests.
+// repeated, never leave more than snapshotcommit.MergeSmallManifests manifests.
 func TestSnapshotSmallManifestsMerged(t *testing.T) {
 	cat, _ := catalogtest.New(t)
 	ident := ordersTable(t, cat, "orders", nil)
@@ -533,7 +534,7 @@ func TestSnapshotSmallManifestsMerged(t *testing.T) {
 		replaceDay(t, w, d, content[d])
 		tbl := load(t, cat, ident)
 		mfs := manifests(t, tbl, tbl.CurrentSnapshot())
-		assert.LessOrEqual(t, len(mfs), commit.MergeSmallManifests, "manifests after commit %d", i+1)
+		assert.LessOrEqual(t, len(mfs), snapshotcommit.MergeSmallManifests, "manifests after commit %d", i+1)
 	}
 	assert.Equal(t, string(expected(t, cat, flatten(content))), string(catalogtest.CanonicalScan(t, cat, ident)), "canonical scan")
 	tbl := load(t, cat, ident)

@@ -1,4 +1,4 @@
-package commit
+package snapshotcommit
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/icerun/icerun/commit"
 )
 
 // rowIDs is the row-lineage range a format v3 snapshot assigns (the
@@ -39,7 +41,7 @@ func (p *producer) writeManifestList(out io.Writer, parent *int64, manifests []i
 		rows = &rowIDs{first: first}
 		w, err = iceberg.NewManifestListWriterV3(out, p.id, p.seq, first, parent)
 	default:
-		return nil, fmt.Errorf("%w: format version %d", ErrUnsupported, v)
+		return nil, fmt.Errorf("%w: format version %d", commit.ErrUnsupported, v)
 	}
 	if err != nil {
 		return nil, err
@@ -48,7 +50,7 @@ func (p *producer) writeManifestList(out io.Writer, parent *int64, manifests []i
 		if rows != nil && errors.Is(err, iceberg.ErrInvalidArgument) {
 			// e.g. a manifest of a table upgraded to v3 without row counts:
 			// no row ids can be assigned to its rows
-			return nil, fmt.Errorf("%w: row lineage: %w", ErrUnsupported, err)
+			return nil, fmt.Errorf("%w: row lineage: %w", commit.ErrUnsupported, err)
 		}
 		return nil, err
 	}

@@ -1,10 +1,12 @@
-package commit
+package snapshotcommit
 
 import (
 	"net/url"
 	"strings"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/icerun/icerun/commit"
 )
 
 // inputsProperty is the value of SummaryPartitionInputs for parts: their
@@ -22,7 +24,7 @@ func inputsProperty(parts []Part) (string, bool) {
 
 // inputAt is the input identity of the i-th key of a snapshot summary.
 func inputAt(p iceberg.Properties, i int) string {
-	raw := p[SummaryPartitionInputs]
+	raw := p[commit.SummaryPartitionInputs]
 	if raw == "" {
 		return ""
 	}

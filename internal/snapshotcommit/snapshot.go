@@ -1,4 +1,4 @@
-package commit
+package snapshotcommit
 
 import (
 	"cmp"
@@ -19,6 +19,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/partition"
 )
 
@@ -178,7 +179,7 @@ func newProducer(ctx context.Context, tbl *icetable.Table) (*producer, error) {
 	}
 	wfs, ok := fsys.(iceio.WriteFileIO)
 	if !ok {
-		return nil, fmt.Errorf("%w: table file IO %T cannot write", ErrUnsupported, fsys)
+		return nil, fmt.Errorf("%w: table file IO %T cannot write", commit.ErrUnsupported, fsys)
 	}
 	locs, err := tbl.LocationProvider()
 	if err != nil {

@@ -1,8 +1,7 @@
-package commit
+package snapshotcommit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,35 +12,9 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/partition"
 )
-
-// Summary properties of a snapshot that published a branch onto main by
-// re-planning its replacements: the branch, and the branch head it
-// published. The next publish of the branch starts from there.
-const (
-	SummaryPublishedBranch = "icerun.published-branch"
-	SummaryPublishedHead   = "icerun.published-head"
-)
-
-// ErrPublishConflict means main replaced a partition after the branch's
-// base that the branch replaced too; nothing was published. The
-// *PublishConflictError names the partitions.
-var ErrPublishConflict = errors.New("commit: publish conflict")
-
-// PublishConflictError is an [ErrPublishConflict] naming the partitions
-// both main and the branch replaced since the branch's base.
-type PublishConflictError struct {
-	Branch     string
-	Partitions []string // canonical keys, sorted
-}
-
-func (e *PublishConflictError) Error() string {
-	return fmt.Sprintf("%v: main replaced %s after branch %s was cut or last published (WithForce lets the branch win)",
-		ErrPublishConflict, strings.Join(e.Partitions, ", "), e.Branch)
-}
-
-func (e *PublishConflictError) Is(target error) bool { return target == ErrPublishConflict }
 
 // PublishRequest publishes a branch onto main.
 type PublishRequest struct {
@@ -53,7 +26,7 @@ type PublishRequest struct {
 	Force   bool
 	Lineage Lineage // the publisher's run; the code version is the branch writes' when they agree
 	Token   string
-	Policy  Policy
+	Policy  commit.Policy
 	// Committed, when set, is called with the table state the commit
 	// produced.
 	Committed func(tbl *icetable.Table)
@@ -61,7 +34,7 @@ type PublishRequest struct {
 	// files of older partition specs that may hold rows of the published
 	// parts (see [Request].OldSpec). It is called again when an attempt
 	// publishes other parts than the one before. Nil fails a publish that
-	// meets such files with [ErrUnsupported].
+	// meets such files with [commit.ErrUnsupported].
 	OldSpec func(spec *partition.Spec, parts []Part) OldSpecFunc
 
 	decided *decisions     // OldSpec's decisions for the parts of sig
@@ -75,7 +48,7 @@ type PublishRequest struct {
 //   - the base is the snapshot of main the branch was cut from or last
 //     published to: the newest snapshot on main's ancestry that is on the
 //     branch's ancestry too, or that published the branch
-//     ([SummaryPublishedBranch]);
+//     ([commit.SummaryPublishedBranch]);
 //   - the branch's writes since the base are its snapshots with icerun
 //     lineage after the base (after the published head); none: the
 //     result is Unchanged;
@@ -85,8 +58,8 @@ type PublishRequest struct {
 //   - otherwise the partitions the branch replaced are replaced on main's
 //     current state with the data files they hold on the branch (no data
 //     file is written), in a snapshot that records the branch's lineage
-//     and [SummaryPublishedHead]. A partition whose files on main differ
-//     from the base's was replaced by main since: [ErrPublishConflict],
+//     and [commit.SummaryPublishedHead]. A partition whose files on main differ
+//     from the base's was replaced by main since: [commit.ErrPublishConflict],
 //     unless Force.
 //
 // Conflicts with concurrent commits are retried like [Replace]'s.
@@ -94,26 +67,26 @@ type PublishRequest struct {
 // The rewrites of older-spec decisions (OldSpec) belong to Publish, as to
 // [Replace]: those the table does not reference when it returns are
 // removed.
-func Publish(ctx context.Context, cat catalog.Catalog, pr PublishRequest) (res Result, err error) {
+func Publish(ctx context.Context, cat catalog.Catalog, pr PublishRequest) (res commit.Result, err error) {
 	pr.decided, pr.sig, pr.cache = newDecisions(), "", newManifestCache()
 	var last *icetable.Table
 	defer func() { pr.decided.release(ctx, last, err) }()
 	req := &Request{Op: pr.Op, Ident: pr.Ident, Token: pr.Token, Policy: pr.Policy, Committed: pr.Committed}
-	return req.run(ctx, cat, Result{}, &last, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
+	return req.run(ctx, cat, commit.Result{}, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
 		return pr.attempt(ctx, cat, req, tbl, res)
 	})
 }
 
 // attempt plans the publish on tbl (main as the catalog holds it) and
 // commits it.
-func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req *Request, tbl *icetable.Table, res *Result) (int64, error) {
-	*res = Result{Attempts: res.Attempts}
+func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req *Request, tbl *icetable.Table, res *commit.Result) (int64, error) {
+	*res = commit.Result{Attempts: res.Attempts}
 	req.landed = nil                  // a fast-forward sets it
 	defer func() { req.Spec = nil }() // planned again on the next attempt's state
 	md := tbl.Metadata()
 	ref, ok := Ref(md, pr.Branch)
 	if !ok {
-		return 0, noRetry(fmt.Errorf("%w: %s", ErrNoSuchBranch, pr.Branch))
+		return 0, noRetry(fmt.Errorf("%w: %s", commit.ErrNoSuchBranch, pr.Branch))
 	}
 	view, err := atSnapshot(tbl, pr.Branch, ref)
 	if err != nil {
@@ -159,7 +132,7 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 
 	req.Spec, req.SchemaID, req.Parts = spec, tbl.Schema().ID, nil
 	req.Lineage = Lineage{RunID: pr.Lineage.RunID, CodeVersion: pl.codeVersion(pr.Lineage.CodeVersion), SchemaID: tbl.Schema().ID}
-	req.summaryExtra = iceberg.Properties{SummaryPublishedBranch: pr.Branch, SummaryPublishedHead: strconv.FormatInt(pl.head.SnapshotID, 10)}
+	req.summaryExtra = iceberg.Properties{commit.SummaryPublishedBranch: pr.Branch, commit.SummaryPublishedHead: strconv.FormatInt(pl.head.SnapshotID, 10)}
 	for k := range keys {
 		var rows int64
 		for _, f := range onBranch.current[k] {
@@ -208,7 +181,7 @@ func (pr *PublishRequest) conflicts(ctx context.Context, tbl *icetable.Table, sp
 		return nil
 	}
 	slices.Sort(both)
-	return noRetry(&PublishConflictError{Branch: pr.Branch, Partitions: both})
+	return noRetry(&commit.PublishConflictError{Branch: pr.Branch, Partitions: both})
 }
 
 // fastForward moves main's ref to the branch's head.
@@ -264,8 +237,8 @@ func planPublish(md icetable.Metadata, branch string, head *icetable.Snapshot) p
 			pl.base, pl.forked, stop = s, true, &s.SnapshotID
 			break
 		}
-		if p := s.Summary; p != nil && p.Properties[SummaryPublishedBranch] == branch {
-			if h, err := strconv.ParseInt(p.Properties[SummaryPublishedHead], 10, 64); err == nil && onBranch[h] {
+		if p := s.Summary; p != nil && p.Properties[commit.SummaryPublishedBranch] == branch {
+			if h, err := strconv.ParseInt(p.Properties[commit.SummaryPublishedHead], 10, 64); err == nil && onBranch[h] {
 				pl.base, stop = s, &h
 				break
 			}
@@ -314,7 +287,7 @@ func sameSnapshot(a, b *icetable.Snapshot) bool {
 
 // DropBranch removes the ref of branch from the table; its snapshots stay
 // until they are expired. Conflicts are retried like [Replace]'s.
-func DropBranch(ctx context.Context, cat catalog.Catalog, op string, ident icetable.Identifier, branch string, pol Policy) error {
+func DropBranch(ctx context.Context, cat catalog.Catalog, op string, ident icetable.Identifier, branch string, pol commit.Policy) error {
 	req := &Request{Op: op, Ident: ident, Policy: pol}
 	req.landed = func(md icetable.Metadata) *icetable.Snapshot {
 		if _, ok := Ref(md, branch); !ok {
@@ -323,13 +296,13 @@ func DropBranch(ctx context.Context, cat catalog.Catalog, op string, ident iceta
 		return nil
 	}
 	var last *icetable.Table
-	_, err := req.run(ctx, cat, Result{}, &last, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
+	_, err := req.run(ctx, cat, commit.Result{}, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
 		ref, ok := Ref(tbl.Metadata(), branch)
 		if !ok {
-			return 0, noRetry(fmt.Errorf("%w: %s", ErrNoSuchBranch, branch))
+			return 0, noRetry(fmt.Errorf("%w: %s", commit.ErrNoSuchBranch, branch))
 		}
 		if ref.SnapshotRefType != icetable.BranchRef {
-			return 0, noRetry(fmt.Errorf("%w: ref %q is a %s, not a branch", ErrUnsupported, branch, ref.SnapshotRefType))
+			return 0, noRetry(fmt.Errorf("%w: ref %q is a %s, not a branch", commit.ErrUnsupported, branch, ref.SnapshotRefType))
 		}
 		reqs := []icetable.Requirement{
 			icetable.AssertTableUUID(tbl.Metadata().TableUUID()),

@@ -1,4 +1,4 @@
-package commit_test
+package snapshotcommit_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package commit
+package snapshotcommit
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"fmt"
 
 	icetable "github.com/apache/iceberg-go/table"
-)
 
-// ErrNoSuchBranch is returned when a branch that must exist (to publish,
-// drop or read it) is not in the table.
-var ErrNoSuchBranch = errors.New("commit: no such branch")
+	"github.com/icerun/icerun/commit"
+)
 
 // ErrBranchView is returned by a commit attempted through a table that
 // [OnBranch] returned: such a view is for reading and planning only.
@@ -32,7 +30,7 @@ func Ref(md icetable.Metadata, name string) (icetable.SnapshotRef, bool) {
 // ([Records]) read the branch's ancestry. For "" and main, and for a branch
 // that does not exist yet (it is cut from main's current snapshot on its
 // first commit), that is tbl itself. A ref that is a tag is
-// [ErrUnsupported]. Committing through the view fails with [ErrBranchView]:
+// [commit.ErrUnsupported]. Committing through the view fails with [ErrBranchView]:
 // icerun commits to the branch itself ([Request].Branch).
 func OnBranch(tbl *icetable.Table, branch string) (*icetable.Table, error) {
 	if branch == "" || branch == icetable.MainBranch {
@@ -49,7 +47,7 @@ func OnBranch(tbl *icetable.Table, branch string) (*icetable.Table, error) {
 // ref's; name names ref in errors.
 func atSnapshot(tbl *icetable.Table, name string, ref icetable.SnapshotRef) (*icetable.Table, error) {
 	if ref.SnapshotRefType != icetable.BranchRef {
-		return nil, fmt.Errorf("%w: ref %q is a %s, not a branch", ErrUnsupported, name, ref.SnapshotRefType)
+		return nil, fmt.Errorf("%w: ref %q is a %s, not a branch", commit.ErrUnsupported, name, ref.SnapshotRefType)
 	}
 	b, err := icetable.MetadataBuilderFromBase(tbl.Metadata(), "")
 	if err != nil {

@@ -1,4 +1,4 @@
-package commit
+package snapshotcommit
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"io/fs"
 
 	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
 )
 
 // decisions are the older-spec decisions of one [Replace] call, by file
@@ -78,6 +80,6 @@ func (d *decisions) removeUnused(ctx context.Context, tbl *icetable.Table, keepL
 // loaded (keeping the latest attempt's when its commit landed, or may
 // have). Best effort: a rewrite left behind is for the orphan cleanup.
 func (d *decisions) release(ctx context.Context, last *icetable.Table, err error) {
-	var unknown *UnknownOutcomeError
+	var unknown *commit.UnknownOutcomeError
 	_ = d.removeUnused(context.WithoutCancel(ctx), last, err == nil || errors.As(err, &unknown))
 }

@@ -1,4 +1,4 @@
-package commit
+package snapshotcommit
 
 import (
 	"context"
@@ -13,19 +13,9 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
-)
 
-// PropertyLineage is the table property that keeps the lineage of expired
-// snapshots. When snapshots are expired through icerun (backfill's
-// hygiene), a checkpoint file is written under the table location
-// (_icerun/lineage-<uuid>.json) with the latest write of every partition made by the snapshots
-// it expires (and by those an earlier checkpoint stood for), and the same
-// commit sets this property to its path. Lineage then reads the snapshots
-// that remain and ends with the checkpoint, so resuming, Unchanged and
-// history keep working after expiry; metadata.json, which every commit
-// parses, holds only the path. The file is JSON (see [Checkpoint]);
-// package cleanup never takes it for an orphan.
-const PropertyLineage = "icerun.lineage"
+	"github.com/icerun/icerun/commit"
+)
 
 // Record is icerun's record of one write of one partition.
 type Record struct {
@@ -43,21 +33,21 @@ type Record struct {
 // snapshotRecords reads the per-partition records of an icerun snapshot's
 // summary; nil for other snapshots and malformed summaries.
 func snapshotRecords(s *icetable.Snapshot) []Record {
-	if s.Summary == nil || s.Summary.Properties[SummaryPartitions] == "" {
+	if s.Summary == nil || s.Summary.Properties[commit.SummaryPartitions] == "" {
 		return nil
 	}
 	p := s.Summary.Properties
-	ks := strings.Split(p[SummaryPartitions], ",")
-	fps := strings.Split(p[SummaryPartitionFingerprints], ",")
-	files := strings.Split(p[SummaryPartitionFiles], ",")
+	ks := strings.Split(p[commit.SummaryPartitions], ",")
+	fps := strings.Split(p[commit.SummaryPartitionFingerprints], ",")
+	files := strings.Split(p[commit.SummaryPartitionFiles], ",")
 	if len(fps) != len(ks) || len(files) != len(ks) {
 		return nil
 	}
-	rows, _ := strconv.ParseInt(p[SummaryRows], 10, 64)
+	rows, _ := strconv.ParseInt(p[commit.SummaryRows], 10, 64)
 	out := make([]Record, len(ks))
 	for i, k := range ks {
-		out[i] = Record{Key: k, SnapshotID: s.SnapshotID, TimestampMs: s.TimestampMs, RunID: p[SummaryRunID],
-			CodeVersion: p[SummaryCodeVersion], Fingerprint: fps[i], Files: files[i], Rows: rows, Input: inputAt(p, i)}
+		out[i] = Record{Key: k, SnapshotID: s.SnapshotID, TimestampMs: s.TimestampMs, RunID: p[commit.SummaryRunID],
+			CodeVersion: p[commit.SummaryCodeVersion], Fingerprint: fps[i], Files: files[i], Rows: rows, Input: inputAt(p, i)}
 	}
 	return out
 }
@@ -65,7 +55,7 @@ func snapshotRecords(s *icetable.Snapshot) []Record {
 // Records calls fn with every partition write icerun recorded on main's
 // ancestry of tbl's current snapshot, newest first, until fn returns
 // false: the writes of the snapshots, then those of the lineage checkpoint
-// ([PropertyLineage]) the oldest remaining snapshot descends from. A
+// ([commit.PropertyLineage]) the oldest remaining snapshot descends from. A
 // checkpoint that cannot be read ends the lineage there.
 func Records(tbl *icetable.Table, fn func(Record) bool) {
 	md := tbl.Metadata()
@@ -90,7 +80,7 @@ func LastRecords(tbl *icetable.Table, keys map[string]bool) map[string]Record {
 func recordsFrom(tbl *icetable.Table, s *icetable.Snapshot, fn func(Record) bool) {
 	md := tbl.Metadata()
 	var cp *checkpoint
-	if tbl.Properties()[PropertyLineage] != "" {
+	if tbl.Properties()[commit.PropertyLineage] != "" {
 		cp = loadCheckpoint(tbl)
 	}
 	for s != nil {
@@ -110,7 +100,7 @@ func recordsFrom(tbl *icetable.Table, s *icetable.Snapshot, fn func(Record) bool
 	}
 }
 
-// checkpoint is the JSON form of PropertyLineage: the latest write of
+// checkpoint is the JSON form of commit.PropertyLineage: the latest write of
 // every partition on the ancestry of snapshot Base, Base included. Run ids
 // and code versions are stored once each.
 type checkpoint struct {
@@ -144,7 +134,7 @@ var checkpoints struct {
 // loadCheckpoint reads the checkpoint tbl's PropertyLineage names; nil
 // when there is none or it cannot be read.
 func loadCheckpoint(tbl *icetable.Table) *checkpoint {
-	path := tbl.Properties()[PropertyLineage]
+	path := tbl.Properties()[commit.PropertyLineage]
 	if path == "" {
 		return nil
 	}
@@ -203,7 +193,7 @@ func (cp *checkpoint) record(p checkpointPart) (Record, bool) {
 
 // WriteCheckpoint writes the lineage checkpoint that stands for snapshot
 // base of tbl and its ancestors, under tbl's location (_icerun/), and
-// returns its path, the value of [PropertyLineage] for the commit that
+// returns its path, the value of [commit.PropertyLineage] for the commit that
 // expires them. It holds the latest record of every partition written by
 // them, including what an earlier checkpoint held.
 func WriteCheckpoint(ctx context.Context, tbl *icetable.Table, base int64) (string, error) {
@@ -241,7 +231,7 @@ func WriteCheckpoint(ctx context.Context, tbl *icetable.Table, base int64) (stri
 	}
 	wfs, ok := fsys.(iceio.WriteFileIO)
 	if !ok {
-		return "", fmt.Errorf("lineage checkpoint: %w: table file IO %T cannot write", ErrUnsupported, fsys)
+		return "", fmt.Errorf("lineage checkpoint: %w: table file IO %T cannot write", commit.ErrUnsupported, fsys)
 	}
 	path := checkpointDir(tbl) + "/lineage-" + uuid.NewString() + ".json"
 	if err := wfs.WriteFile(path, raw); err != nil {
@@ -263,6 +253,6 @@ func checkpointDir(tbl *icetable.Table) string {
 // file (compared by file name: the same file may be spelled with other
 // URI forms).
 func IsCheckpoint(tbl *icetable.Table, path string) bool {
-	cur := tbl.Properties()[PropertyLineage]
+	cur := tbl.Properties()[commit.PropertyLineage]
 	return cur != "" && pathpkg.Base(cur) == pathpkg.Base(path)
 }

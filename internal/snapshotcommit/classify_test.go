@@ -1,13 +1,14 @@
-package commit
+package snapshotcommit
 
 import (
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
 )
 
 func TestIsConflict(t *testing.T) {
@@ -33,29 +34,11 @@ func TestIsConflict(t *testing.T) {
 	}
 }
 
-func TestPolicyDefaultsAndValidation(t *testing.T) {
-	p, err := Policy{}.withDefaults()
-	if err != nil || p != DefaultPolicy {
-		t.Errorf("Policy{}.withDefaults() = %+v, %v, want %+v", p, err, DefaultPolicy)
-	}
-	for _, bad := range []Policy{{Attempts: -1}, {Timeout: -time.Second}, {MinBackoff: time.Second, MaxBackoff: time.Millisecond}} {
-		if err := bad.Validate(); !errors.Is(err, ErrBadPolicy) {
-			t.Errorf("%+v.Validate() = %v, want ErrBadPolicy", bad, err)
-		}
-	}
-	p = Policy{MinBackoff: time.Millisecond, MaxBackoff: 8 * time.Millisecond}
-	for n := 1; n < 40; n++ {
-		if b := p.backoff(n); b <= 0 || b > p.MaxBackoff {
-			t.Errorf("backoff(%d) = %v, want in (0, %v]", n, b, p.MaxBackoff)
-		}
-	}
-}
-
 func TestRecordsRoundTrip(t *testing.T) {
 	req := Request{Lineage: Lineage{RunID: "r", CodeVersion: "v7", SchemaID: 3}, Token: "tok"}
 	props := req.summary([]string{"1-aa", "2-bb"}, []string{"1-f", "0-0"})
-	props[SummaryPartitions] = "d=2026-07-14,d=2026-07-15"
-	props[SummaryRows] = "9"
+	props[commit.SummaryPartitions] = "d=2026-07-14,d=2026-07-15"
+	props[commit.SummaryRows] = "9"
 	snap := &icetable.Snapshot{SnapshotID: 42, TimestampMs: 7, Summary: &icetable.Summary{Properties: props}}
 	got := snapshotRecords(snap)
 	want := []Record{
@@ -65,7 +48,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("snapshotRecords = %v, want %v", got, want)
 	}
-	bad := &icetable.Snapshot{Summary: &icetable.Summary{Properties: map[string]string{SummaryPartitions: "a,b", SummaryPartitionFingerprints: "x"}}}
+	bad := &icetable.Snapshot{Summary: &icetable.Summary{Properties: map[string]string{commit.SummaryPartitions: "a,b", commit.SummaryPartitionFingerprints: "x"}}}
 	if snapshotRecords(bad) != nil {
 		t.Error("records of a malformed summary must be nil")
 	}

@@ -1,4 +1,4 @@
-package commit
+package snapshotcommit
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	icetable "github.com/apache/iceberg-go/table"
 
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/partition"
 )
 
@@ -43,7 +44,7 @@ type Request struct {
 	Kind      Kind // the Java operation the commit is, for its summary
 	Lineage   Lineage
 	Token     string // unique per call; recorded as SummaryCommitToken
-	Policy    Policy
+	Policy    commit.Policy
 	// Base, when set, is a table state loaded during this call (after the
 	// caller began): the first attempt plans on it instead of loading the
 	// table again. A state that moved since only costs a conflict and a
@@ -70,9 +71,9 @@ type Request struct {
 	// for logs and metrics.
 	Attempted func(attempt int, err error)
 	// Lock, when set, is held around every attempt's load, plan and
-	// commit (see [Locker]); Base is then not used, since a state loaded
+	// commit (see [commit.Locker]); Base is then not used, since a state loaded
 	// before the lock was taken may be stale.
-	Lock Locker
+	Lock commit.Locker
 	// Branch, when set, commits to that branch instead of main: each
 	// attempt plans on the branch's head ([OnBranch]), the snapshot's
 	// parent is the head, and the commit requires the branch ref, not
@@ -100,7 +101,7 @@ func (req *Request) ref() string {
 // *UnknownOutcomeError. The replacement files of older-spec decisions
 // (req.OldSpec) belong to Replace: when it returns, those that the table
 // does not reference are removed, whatever the outcome.
-func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result, err error) {
+func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res commit.Result, err error) {
 	decided := newDecisions() // older-spec decisions, kept across attempts
 	var last *icetable.Table  // the latest table state loaded
 	defer func() { decided.release(ctx, last, err) }()
@@ -113,7 +114,7 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result,
 	}
 	slices.Sort(res.Partitions)
 	cache := newManifestCache() // manifests read, kept across attempts
-	return req.run(ctx, cat, res, &last, func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error) {
+	return req.run(ctx, cat, res, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
 		return req.attempt(ctx, cat, tbl, keys, decided, cache, res)
 	})
 }
@@ -122,15 +123,15 @@ func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res Result,
 // it, and returns the snapshot that holds the change (the current one
 // when unchanged). Errors raised before the catalog call are noRetry;
 // those of the catalog call are *catalogError.
-type step func(ctx context.Context, tbl *icetable.Table, res *Result) (int64, error)
+type step func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error)
 
 // run is the commit loop under req.Policy: load, plan and commit with try,
 // classify the outcome, back off and retry on conflicts (see the package
 // documentation). It keeps the latest table state loaded in *last.
-func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, last **icetable.Table, try step) (Result, error) {
-	pol, err := req.Policy.withDefaults()
+func (req *Request) run(ctx context.Context, cat catalog.Catalog, res commit.Result, last **icetable.Table, try step) (commit.Result, error) {
+	pol, err := req.Policy.WithDefaults()
 	if err != nil {
-		return Result{}, err
+		return commit.Result{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
 	defer cancel()
@@ -165,7 +166,7 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, la
 		if err != nil {
 			unlock()
 			if errors.Is(err, catalog.ErrNoSuchTable) {
-				return res, fmt.Errorf("%s: %w: %w", req.Op, ErrTableChanged, err)
+				return res, fmt.Errorf("%s: %w: %w", req.Op, commit.ErrTableChanged, err)
 			}
 			return res, fmt.Errorf("%s: load table: %w", req.Op, withCause(ctx, err))
 		}
@@ -197,7 +198,7 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, la
 		if ce != nil && errors.Is(err, catalog.ErrNoSuchTable) {
 			// The catalog refused the commit: the table was dropped since
 			// this attempt loaded it. Nothing was applied.
-			rerr := fmt.Errorf("%s: %w: table was dropped: %w", req.Op, ErrTableChanged, err)
+			rerr := fmt.Errorf("%s: %w: table was dropped: %w", req.Op, commit.ErrTableChanged, err)
 			if derr := ce.discard(); derr != nil {
 				rerr = fmt.Errorf("%w; %w", rerr, derr)
 			}
@@ -205,7 +206,7 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, la
 		}
 		if !IsConflict(err) {
 			now, rerr := req.resolveUnknown(ctx, cat, err, &res)
-			var unknown *UnknownOutcomeError
+			var unknown *commit.UnknownOutcomeError
 			if rerr != nil && !errors.As(rerr, &unknown) && ce != nil {
 				// Not applied: the attempt's manifests are garbage, and so
 				// is the metadata file a catalog may have written for it.
@@ -226,17 +227,17 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, la
 			}
 		}(context.WithoutCancel(ctx), tbl)
 		if attempt >= pol.Attempts {
-			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, ErrConflict, attempt, err)
+			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, commit.ErrConflict, attempt, err)
 		}
 		if onBase {
 			stale = 1
 			continue
 		}
-		t := time.NewTimer(pol.backoff(attempt - stale))
+		t := time.NewTimer(pol.Backoff(attempt - stale))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return res, fmt.Errorf("%s: %w after %d attempts: %w", req.Op, ErrConflict, attempt, context.Cause(ctx))
+			return res, fmt.Errorf("%s: %w after %d attempts: %w", req.Op, commit.ErrConflict, attempt, context.Cause(ctx))
 		case <-t.C:
 		}
 	}
@@ -248,22 +249,22 @@ func (req *Request) sameTable(tbl *icetable.Table) error {
 	md := tbl.Metadata()
 	switch {
 	case req.TableUUID != "" && md.TableUUID().String() != req.TableUUID:
-		return fmt.Errorf("%s: %w: table was dropped and recreated", req.Op, ErrTableChanged)
+		return fmt.Errorf("%s: %w: table was dropped and recreated", req.Op, commit.ErrTableChanged)
 	case req.Spec == nil: // a publish or a ref change: planned on each attempt
 		return nil
 	case md.DefaultPartitionSpec() != req.Spec.ID():
-		return fmt.Errorf("%s: %w: partition spec is now %d, rows were written for %d", req.Op, ErrTableChanged, md.DefaultPartitionSpec(), req.Spec.ID())
+		return fmt.Errorf("%s: %w: partition spec is now %d, rows were written for %d", req.Op, commit.ErrTableChanged, md.DefaultPartitionSpec(), req.Spec.ID())
 	case Supported(md) != nil:
 		return fmt.Errorf("%s: %w", req.Op, Supported(md))
 	case md.CurrentSchema().ID != req.SchemaID:
-		return fmt.Errorf("%s: %w: schema is now %d, rows were written for %d", req.Op, ErrTableChanged, md.CurrentSchema().ID, req.SchemaID)
+		return fmt.Errorf("%s: %w: schema is now %d, rows were written for %d", req.Op, commit.ErrTableChanged, md.CurrentSchema().ID, req.SchemaID)
 	}
 	return nil
 }
 
 // attempt plans and commits once against tbl. It returns the snapshot id
 // of the replacement (the current one when unchanged).
-func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided *decisions, cache *manifestCache, res *Result) (int64, error) {
+func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided *decisions, cache *manifestCache, res *commit.Result) (int64, error) {
 	p, err := planFiles(ctx, tbl, req.Spec, keys, cache)
 	if err != nil {
 		return 0, noRetry(err)
@@ -278,7 +279,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 	for _, t := range p.old {
 		f := t.File
 		if req.OldSpec == nil {
-			return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", ErrUnsupported, f.FilePath(), f.SpecID()))
+			return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", commit.ErrUnsupported, f.FilePath(), f.SpecID()))
 		}
 		d, err := decided.decide(ctx, tbl, t, req.OldSpec)
 		if err != nil {
@@ -371,21 +372,21 @@ func (req *Request) summary(fps, files []string) iceberg.Properties {
 		rows += p.Rows
 	}
 	out := iceberg.Properties{
-		SummaryPartitions:            strings.Join(keys, ","),
-		SummaryRunID:                 req.Lineage.RunID,
-		SummaryCodeVersion:           req.Lineage.CodeVersion,
-		SummarySchemaID:              strconv.Itoa(req.Lineage.SchemaID),
-		SummaryInputFingerprint:      combine(fps),
-		SummaryRows:                  strconv.FormatInt(rows, 10),
-		SummaryCommitToken:           req.Token,
-		SummaryPartitionFingerprints: strings.Join(fps, ","),
-		SummaryPartitionFiles:        strings.Join(files, ","),
+		commit.SummaryPartitions:            strings.Join(keys, ","),
+		commit.SummaryRunID:                 req.Lineage.RunID,
+		commit.SummaryCodeVersion:           req.Lineage.CodeVersion,
+		commit.SummarySchemaID:              strconv.Itoa(req.Lineage.SchemaID),
+		commit.SummaryInputFingerprint:      combine(fps),
+		commit.SummaryRows:                  strconv.FormatInt(rows, 10),
+		commit.SummaryCommitToken:           req.Token,
+		commit.SummaryPartitionFingerprints: strings.Join(fps, ","),
+		commit.SummaryPartitionFiles:        strings.Join(files, ","),
 	}
 	for k, v := range req.summaryExtra {
 		out[k] = v
 	}
 	if v, ok := inputsProperty(req.Parts); ok {
-		out[SummaryPartitionInputs] = v
+		out[commit.SummaryPartitionInputs] = v
 	}
 	return out
 }
@@ -407,13 +408,13 @@ func combine(fps []string) string {
 // it could not be loaded).
 //
 // When ctx ended, the error wraps its cause (see withCause).
-func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *Result) (*icetable.Table, error) {
+func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *commit.Result) (*icetable.Table, error) {
 	cerr = withCause(ctx, cerr)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	tbl, err := cat.LoadTable(rctx, req.Ident)
 	if err != nil {
-		return nil, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
+		return nil, &commit.UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
 	}
 	if s := req.found(tbl); s != nil {
 		res.SnapshotID = s.SnapshotID
@@ -422,7 +423,7 @@ func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cer
 	if errors.Is(cerr, rest.ErrCommitStateUnknown) {
 		// A REST server said it does not know whether the commit applied
 		// (a 5xx): it may still apply after this reload. Keep the files.
-		return tbl, &UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
+		return tbl, &commit.UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
 	}
 	return tbl, fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
 }
@@ -466,12 +467,12 @@ func Supported(md icetable.Metadata) error {
 	format := md.Properties().Get(icetable.WriteFormatDefaultKey, icetable.WriteFormatDefaultDefault)
 	switch ff, err := iceberg.FileFormatFromString(format); {
 	case md.Version() > 3:
-		return fmt.Errorf("%w: format version %d: icerun writes format versions 1 to 3", ErrUnsupported, md.Version())
+		return fmt.Errorf("%w: format version %d: icerun writes format versions 1 to 3", commit.ErrUnsupported, md.Version())
 	case err != nil || ff != iceberg.ParquetFile:
 		// iceberg-go v0.7.0 writes Parquet only; for ORC or Avro its writer
 		// fails on a nil file format.
 		return fmt.Errorf("%w: %s=%q: iceberg-go v0.7.0 writes Parquet data files only",
-			ErrUnsupported, icetable.WriteFormatDefaultKey, format)
+			commit.ErrUnsupported, icetable.WriteFormatDefaultKey, format)
 	}
 	return fixedPartitions(md)
 }
@@ -491,7 +492,7 @@ func fixedPartitions(md icetable.Metadata) error {
 		}
 		if _, fixed := f.Transform.ResultType(src.Type).(iceberg.FixedType); fixed {
 			return fmt.Errorf("%w: partition field %s is %s: iceberg-go v0.7.0 writes fixed partition values into manifests that Java Iceberg cannot read",
-				ErrUnsupported, f.Name, src.Type)
+				commit.ErrUnsupported, f.Name, src.Type)
 		}
 	}
 	return nil
