@@ -55,6 +55,7 @@ func (s *stager) routeKeys(rec arrow.RecordBatch) error {
 	if err != nil {
 		return s.routeTo(&s.whole, rec)
 	}
+	batchStart := s.rows
 	parts, err := splitByKey(s.ctx, rec, len(keys), rowKey)
 	rec.Release()
 	if err != nil {
@@ -74,7 +75,7 @@ func (s *stager) routeKeys(rec arrow.RecordBatch) error {
 			return err
 		}
 	}
-	s.closeIdle()
+	s.closeIdle(batchStart)
 	return nil
 }
 
@@ -105,12 +106,30 @@ func (s *stager) group(k partition.Key) (*group, error) {
 	return g, nil
 }
 
+// maxOpenGroups is how many partitions may have running writers before
+// those without a row in the latest batch are ended too.
+const maxOpenGroups = 64
+
 // closeIdle ends the writers of every partition that has had no row in
-// the last splitRows rows of input.
-func (s *stager) closeIdle() {
+// the last splitRows rows of input, and, while more than maxOpenGroups
+// partitions have running writers, of every partition without a row in
+// the latest batch (which started at row batchStart): input sorted by
+// partition, with many small partitions, would otherwise keep every one
+// open (each writer holds its encoders and buffered pages).
+func (s *stager) closeIdle(batchStart int64) {
+	open := 0
 	for _, g := range s.byKey {
-		if len(g.streams) > 0 && s.rows-g.seen >= s.splitRows {
+		if len(g.streams) > 0 {
+			open++
+		}
+	}
+	for _, g := range s.byKey {
+		if len(g.streams) == 0 {
+			continue
+		}
+		if s.rows-g.seen >= s.splitRows || open > maxOpenGroups && g.seen <= batchStart {
 			g.close()
+			open--
 		}
 	}
 }

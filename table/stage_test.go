@@ -153,3 +153,41 @@ func TestStagerRoutesKeys(t *testing.T) {
 		})
 	}
 }
+
+// Input sorted by partition with many small partitions does not keep every
+// partition's writers running: past maxOpenGroups, a partition without a
+// row in the latest batch is ended.
+func TestStagerBoundsOpenPartitions(t *testing.T) {
+	ctx := context.Background()
+	tbl, _ := stagerTable(t)
+	sc, err := icetable.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	require.NoError(t, err)
+	cfg := defaults()
+	cfg.maxWriters = 1 // splitRows stays large: idleness alone would end nothing
+	st := newStager(ctx, tbl, sc, cfg)
+	const days, perDay, batch = 3 * maxOpenGroups, 10, 200 // 20 partitions a batch
+	var orders []orderdata.Order
+	day := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
+	for d := range days {
+		orders = append(orders, orderdata.Day(day.AddDate(0, 0, -d), perDay)...)
+	}
+	rdr := orderdata.Reader(orders, batch)
+	defer rdr.Release()
+	most := 0
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		require.NoError(t, st.add(array.NewRecordBatch(sc, rec.Columns(), rec.NumRows())))
+		open := 0
+		for _, g := range st.byKey {
+			if len(g.streams) > 0 {
+				open++
+			}
+		}
+		most = max(most, open)
+	}
+	files, err := st.finish()
+	require.NoError(t, err)
+	assert.LessOrEqual(t, most, maxOpenGroups+batch/perDay, "partitions with running writers")
+	assert.Len(t, files, days, "one file per partition")
+	require.NoError(t, st.remove(files))
+}
