@@ -19,6 +19,7 @@ type group struct {
 	streams []*stream   // the running writers
 	rows    int64       // rows given to the running writers
 	seen    int64       // the stager's row count when the group last got rows
+	closes  int         // times its writers were ended before the input did
 }
 
 // close ends the group's running writers: each finishes its file. The
@@ -28,6 +29,7 @@ func (g *group) close() {
 		close(st.ch)
 	}
 	g.streams, g.rows = nil, 0
+	g.closes++
 }
 
 // routesKeys reports whether the stager writes the rows of each partition
@@ -115,7 +117,10 @@ const maxOpenGroups = 64
 // partitions have running writers, of every partition without a row in
 // the latest batch (which started at row batchStart): input sorted by
 // partition, with many small partitions, would otherwise keep every one
-// open (each writer holds its encoders and buffered pages).
+// open (each writer holds its encoders and buffered pages). A partition
+// whose rows came back after its writers ended is not sorted input: its
+// writers run to the end, so that interleaved input makes at most two
+// files of a partition, not one per visit.
 func (s *stager) closeIdle(batchStart int64) {
 	open := 0
 	for _, g := range s.byKey {
@@ -124,7 +129,7 @@ func (s *stager) closeIdle(batchStart int64) {
 		}
 	}
 	for _, g := range s.byKey {
-		if len(g.streams) == 0 {
+		if len(g.streams) == 0 || g.closes > 0 {
 			continue
 		}
 		if s.rows-g.seen >= s.splitRows || open > maxOpenGroups && g.seen <= batchStart {

@@ -88,7 +88,8 @@ func TestStagerRoutesKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		interleaved bool
-	}{{"sorted", false}, {"interleaved", true}} {
+		recurring   bool
+	}{{"sorted", false, false}, {"interleaved", true, false}, {"recurring", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := defaults()
 			cfg.maxWriters, cfg.splitRows = 1, 1000
@@ -99,6 +100,15 @@ func TestStagerRoutesKeys(t *testing.T) {
 			var orders []orderdata.Order
 			for d := range 4 {
 				orders = append(orders, orderdata.Day(day.AddDate(0, 0, d), 3000)...)
+			}
+			if tc.recurring { // runs of 1,000 rows of each day in turn
+				mixed := make([]orderdata.Order, 0, len(orders))
+				for third := range 3 {
+					for d := range 4 {
+						mixed = append(mixed, orders[d*3000+third*1000:d*3000+third*1000+1000]...)
+					}
+				}
+				orders = mixed
 			}
 			if tc.interleaved { // rows of the 4 days in turn
 				mixed := make([]orderdata.Order, 0, len(orders))
@@ -114,7 +124,7 @@ func TestStagerRoutesKeys(t *testing.T) {
 			for rdr.Next() {
 				rec := rdr.RecordBatch()
 				require.NoError(t, st.add(array.NewRecordBatch(sc, rec.Columns(), rec.NumRows())))
-				if !tc.interleaved && st.rows >= 4000+500 {
+				if !tc.interleaved && !tc.recurring && st.rows >= 4000+500 {
 					// Day 0 ended 1,000 rows (splitRows) ago.
 					assert.Empty(t, st.byKey[dayKey(0)].streams, "day 0's writer still running")
 				}
@@ -146,7 +156,13 @@ func TestStagerRoutesKeys(t *testing.T) {
 			for d := range 4 {
 				assert.Equal(t, int64(3000), perKey[dayKey(d)], "day %d", d)
 			}
-			if !tc.interleaved {
+			switch {
+			case tc.recurring:
+				// Each day's writer ends after its first run; its second
+				// run, 3,000 rows later, gets a writer that runs to the
+				// end and takes the third run too.
+				assert.Len(t, files, 8, "two files per day")
+			case !tc.interleaved:
 				assert.Len(t, files, 4, "one file per day")
 			}
 			require.NoError(t, st.remove(files))
