@@ -27,7 +27,8 @@ var ErrUnsafePartitionValue = errors.New("table: unsafe partition value")
 // iceberg-go spells alike: a null string and the string "null" are both
 // "s=null". iceberg-go v0.7.0's partitioned writer keeps one file writer
 // per folder name, so it would write both partitions' rows into one file
-// recorded under the first row's values. Write such partitions in
+// recorded under the first row's values; icerun's own routing (route.go)
+// refuses the second key of a folder alike. Write such partitions in
 // separate calls.
 var ErrSharedPartitionPath = errors.New("table: two partitions share a data folder")
 
