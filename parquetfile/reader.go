@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -247,11 +248,24 @@ func (r *Reader) Added() []string {
 	return out
 }
 
+// readBufferBytes is the read buffer of each column: pages are read
+// through it, so the memory of a reader follows its batch and page sizes,
+// not the size of a file's column chunks (a row group of millions of
+// rows holds tens of MB per column).
+const readBufferBytes = 1 << 20
+
+func (r *Reader) readProps() *parquet.ReaderProperties {
+	props := parquet.NewReaderProperties(r.cfg.mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = readBufferBytes
+	return props
+}
+
 func (r *Reader) open() error {
 	r.closeFile()
 	f := r.files[r.next]
 	r.next++
-	pf, err := file.OpenParquetFile(f.Path, false, file.WithReadProps(nil))
+	pf, err := file.OpenParquetFile(f.Path, false, file.WithReadProps(r.readProps()))
 	if err != nil {
 		return fmt.Errorf("parquetfile: %s: %w", f.Path, err)
 	}

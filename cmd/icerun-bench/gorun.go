@@ -16,6 +16,7 @@ import (
 	"github.com/icerun/icerun/backfill"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal"
+	"github.com/icerun/icerun/parquetfile"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -120,7 +121,11 @@ func runGo(ctx context.Context, req request) (outcome, error) {
 		out.First10, out.Last10, err = backfillGo(ctx, req, w)
 	} else {
 		var rdr array.RecordReader
-		rdr, err = readParquet(ctx, req.Input, 8192)
+		if req.Engine == "icerun" { // icerun's own reader: pages through a buffer, not whole column chunks
+			rdr, err = parquetfile.Open(ctx, []string{req.Input})
+		} else {
+			rdr, err = readParquet(ctx, req.Input, 8192)
+		}
 		if err != nil {
 			return out, err
 		}
