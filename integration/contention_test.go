@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/table"
 )
@@ -88,16 +89,18 @@ func (c *calls) report(t *testing.T, what string) {
 }
 
 // lockModes are the commit lock settings measured on a target: none, and
-// on PostgreSQL the advisory lock (each writer with its own *sql.DB, as
-// separate processes would have).
+// the catalog's commit lock (catalogconfig.CommitLock: the advisory lock
+// on PostgreSQL, a file lock on SQLite), each writer with its own, as
+// separate processes would have.
 func lockModes(t *testing.T, e env) map[string]func(t *testing.T) []table.Option {
 	modes := map[string]func(t *testing.T) []table.Option{"optimistic": func(*testing.T) []table.Option { return nil }}
-	if e.Target == "pg" {
-		modes["pg-lock"] = func(t *testing.T) []table.Option {
-			db, err := sql.Open(pgDriver, os.Getenv("ICERUN_PG_URI"))
+	name := map[string]string{"pg": "pg-lock", "sqlite": "file-lock"}[e.Target]
+	if name != "" {
+		modes[name] = func(t *testing.T) []table.Option {
+			lock, closeLock, err := catalogconfig.CommitLock(e.Props)
 			require.NoError(t, err)
-			t.Cleanup(func() { _ = db.Close() })
-			return []table.Option{table.WithCommitLock(commit.PostgresLock(db))}
+			t.Cleanup(func() { _ = closeLock() })
+			return []table.Option{table.WithCommitLock(lock)}
 		}
 	}
 	return modes
@@ -118,7 +121,7 @@ func TestContention(t *testing.T) {
 		if e.Target != "sqlite" && e.Target != "pg" {
 			t.Skip("contention runs on the SQL catalogs")
 		}
-		for _, mode := range []string{"optimistic", "pg-lock"} {
+		for _, mode := range []string{"optimistic", "pg-lock", "file-lock"} {
 			opts, ok := lockModes(t, e)[mode]
 			if !ok {
 				continue
@@ -184,7 +187,7 @@ func check(t *testing.T, mode string, c *calls) {
 	for _, err := range c.errs {
 		t.Errorf("replace: %v", err)
 	}
-	if mode == "pg-lock" {
+	if mode != "optimistic" {
 		assert.Zero(t, c.conflicts, "ErrConflict within the default budget with the commit lock")
 		assert.LessOrEqual(t, quantiles(c.attempts)[2], 4, "p99 attempts with the commit lock")
 	}
