@@ -82,11 +82,17 @@ func quantiles[T int | time.Duration](xs []T) [4]T {
 }
 
 func (c *calls) report(t *testing.T, what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	a, l := quantiles(c.attempts), quantiles(c.latency)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond)) }
 	t.Logf("CONTENTION %s: %d ok, %d ErrConflict, %d other errors; attempts p50/p90/p99/max %d/%d/%d/%d; latency p50/p90/p99/max %s/%s/%s/%s",
 		what, len(c.attempts), c.conflicts, len(c.errs), a[0], a[1], a[2], a[3], ms(l[0]), ms(l[1]), ms(l[2]), ms(l[3]))
 }
+
+// progressEvery is how often (in rounds) a measurement logs the figures
+// so far, so that a run stopped early still tells what it measured.
+const progressEvery = 100
 
 // lockModes are the commit lock settings measured on a target: none, and
 // the catalog's commit lock (catalogconfig.CommitLock: the advisory lock
@@ -147,6 +153,9 @@ func TestContention(t *testing.T) {
 					start := time.Now()
 					res, err := replaceTagged(context.Background(), victim, days(1)[0], r, victimRows, "", 0)
 					victimCalls.add(res, time.Since(start), err)
+					if (r+1)%progressEvery == 0 && r+1 < rounds {
+						victimCalls.report(t, fmt.Sprintf("%s/%s victim (%d rows) after %d rounds", e.Target, mode, victimRows, r+1))
+					}
 				}
 				stop.Store(true)
 				<-done
@@ -171,6 +180,9 @@ func TestContention(t *testing.T) {
 							start := time.Now()
 							res, err := replaceTagged(context.Background(), w, days(writers)[i], r, 200, "", 0)
 							all.add(res, time.Since(start), err)
+							if i == 0 && (r+1)%progressEvery == 0 && r+1 < rounds {
+								all.report(t, fmt.Sprintf("%s/%s 8 writers x 8 partitions, writer 0 after %d rounds", e.Target, mode, r+1))
+							}
 						}
 					}()
 				}
