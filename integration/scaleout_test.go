@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"testing"
@@ -132,6 +133,19 @@ func (j shardJob) run(ctx context.Context) (shardOutcome, error) {
 		return rows, nil
 	}
 	time.Sleep(time.Until(time.UnixMilli(j.StartAt)))
+	if dir := os.Getenv("ICERUN_SCALEOUT_PROFILE"); dir != "" {
+		// A CPU profile of the run: where the worker computes, beside
+		// its CPU time against its wall time.
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d-of-%d-%d.pprof", j.Table, j.Shard, j.Shards, os.Getpid())))
+		if err != nil {
+			return shardOutcome{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return shardOutcome{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	o := shardOutcome{Start: time.Now().UnixMilli()}
 	cpu0 := cpuTime()
 	o.Report, err = backfill.Run(ctx, w, keys, job, backfill.WithShard(j.Shard, j.Shards), backfill.WithKeysPerSnapshot(j.PerSnapshot), backfill.WithRetries(3))
@@ -178,7 +192,8 @@ func (p *shardProc) wait(t testing.TB) shardOutcome {
 }
 
 // scaleOut is the size of the test; ICERUN_SCALEOUT_KEYS, _ROWS and
-// _PER_SNAPSHOT scale it (the figures in docs/scale-out.md come from a
+// _PER_SNAPSHOT scale it, and ICERUN_SCALEOUT_PROFILE names a folder for
+// a CPU profile of every worker (the figures in docs/scale-out.md come from a
 // larger run).
 func scaleOut(t *testing.T) (keys, rows, perSnapshot int) {
 	keys, rows, perSnapshot = 400, 10, 4
