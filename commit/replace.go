@@ -160,7 +160,9 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, la
 		tbl, err := req.Base, error(nil)
 		onBase := attempt == 1 && tbl != nil && req.Lock == nil
 		if !onBase {
-			tbl, err = cat.LoadTable(ctx, req.Ident)
+			if tbl, err = cat.LoadTable(ctx, req.Ident); err == nil {
+				tbl = ReuseFS(tbl, cat)
+			}
 		}
 		if err != nil {
 			unlock()
