@@ -160,9 +160,7 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res Result, la
 		tbl, err := req.Base, error(nil)
 		onBase := attempt == 1 && tbl != nil && req.Lock == nil
 		if !onBase {
-			if tbl, err = cat.LoadTable(ctx, req.Ident); err == nil {
-				tbl = ReuseFS(tbl, cat)
-			}
+			tbl, err = cat.LoadTable(ctx, req.Ident)
 		}
 		if err != nil {
 			unlock()

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/partition"
 )
 
@@ -59,7 +58,7 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 	if err != nil {
 		return nil, fmt.Errorf("table: open %s: %w", strings.Join(ident, "."), err)
 	}
-	return &Writer{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: commit.ReuseFS(tbl, cat), obs: obs}, nil
+	return &Writer{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: tbl, obs: obs}, nil
 }
 
 // Table returns the latest table state this writer knows.
@@ -92,7 +91,6 @@ func (w *Writer) refresh(ctx context.Context) (*icetable.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	tbl = commit.ReuseFS(tbl, w.cat)
 	w.setTable(tbl)
 	return tbl, nil
 }
