@@ -208,9 +208,10 @@ func newestExpired(before, after icetable.Metadata) (int64, bool) {
 	return 0, false
 }
 
-// retry runs a maintenance commit on the latest table state, again when a
-// concurrent commit (another worker's) made it conflict or pruned the
-// metadata file it loaded. Maintenance commits change no data, so a blind
+// retry runs a maintenance commit on the latest table state, under the
+// writer's commit lock when it has one (table.Writer.LockCommits), again
+// when a concurrent commit (another worker's) made it conflict or pruned
+// the metadata file it loaded. Maintenance commits change no data, so a blind
 // retry on a fresh state is safe.
 func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (bool, error)) error {
 	var err error
@@ -227,11 +228,20 @@ func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (b
 			case <-t.C:
 			}
 		}
-		var tbl *icetable.Table
-		if tbl, err = refresh(ctx, w); err != nil {
+		// Under the writers' commit lock, if they share one: the
+		// maintenance commit then waits its turn instead of racing them.
+		var unlock func()
+		if unlock, err = w.LockCommits(ctx); err != nil {
 			return err
 		}
-		if _, err = fn(tbl); err == nil || !transient(err) {
+		var tbl *icetable.Table
+		if tbl, err = refresh(ctx, w); err != nil {
+			unlock()
+			return err
+		}
+		_, err = fn(tbl)
+		unlock()
+		if err == nil || !transient(err) {
 			return err
 		}
 		// Lost a race: the catalog may have kept the metadata file it

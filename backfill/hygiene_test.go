@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -153,4 +154,49 @@ func TestExpiryFreesExactlyTheDeadFiles(t *testing.T) {
 		}
 		require.Empty(t, left, "tagged=%v: files only expired snapshots referenced were left", tagged)
 	}
+}
+
+// gateLock is a commit.Locker that holds every caller until open is
+// closed; asked is closed at the first call.
+type gateLock struct {
+	asked, open chan struct{}
+	once        sync.Once
+}
+
+func (g *gateLock) Lock(ctx context.Context, _ icetable.Identifier) (func(), error) {
+	g.once.Do(func() { close(g.asked) })
+	select {
+	case <-g.open:
+		return func() {}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestHygieneTakesTheCommitLock: a run's maintenance commits (here the
+// metadata pruning properties, set before the first replacement) take the
+// writer's commit lock as its replacements do, so that they wait their
+// turn instead of racing the writers that share the lock.
+func TestHygieneTakesTheCommitLock(t *testing.T) {
+	ctx := context.Background()
+	gate := &gateLock{asked: make(chan struct{}), open: make(chan struct{})}
+	cat, ident, w, ks := setup(t, table.WithCommitLock(gate))
+	done := make(chan error, 1)
+	go func() {
+		_, err := backfill.Run(ctx, w, ks[:2], orders)
+		done <- err
+	}()
+	select {
+	case <-gate.asked:
+	case err := <-done:
+		t.Fatalf("the run ended without asking for the lock: %v", err)
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	require.Empty(t, tbl.Properties()[icetable.MetadataDeleteAfterCommitEnabledKey], "nothing is committed before the lock is granted")
+	close(gate.open)
+	require.NoError(t, <-done)
+	tbl, err = cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	require.Equal(t, "true", tbl.Properties()[icetable.MetadataDeleteAfterCommitEnabledKey])
 }

@@ -37,7 +37,7 @@ import (
 // load, without lowering the band: the state was old, no race was lost.
 //
 // Optimistic commits cannot promise progress against writers that commit
-// in a loop; a commit lock ([Locker], [PostgresLock]) does: writers that
+// in a loop; a commit lock ([Locker]: [PostgresLock], [FileLock]) does: writers that
 // share it commit in the order they asked for it.
 type Policy struct {
 	// Attempts is the most commit attempts, the first included. Default 20.

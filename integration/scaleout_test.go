@@ -5,13 +5,13 @@ package integration
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"testing"
@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/icerun/icerun/backfill"
+	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/cleanup"
-	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
@@ -51,9 +51,10 @@ type shardJob struct {
 	// so that the parent can SIGKILL the worker mid-group.
 	Marker    string
 	KillAfter int
-	// Lock makes the worker commit under the PostgreSQL commit lock
-	// (table.WithCommitLock, commit.PostgresLock on the catalog's
-	// database) instead of optimistically only.
+	// Lock makes the worker commit under the catalog's commit lock
+	// (table.WithCommitLock with catalogconfig.CommitLock: on PostgreSQL
+	// an advisory lock on the catalog's database) instead of
+	// optimistically only.
 	Lock bool
 }
 
@@ -69,7 +70,11 @@ var commitModes = []struct {
 type shardOutcome struct {
 	Report     backfill.Report
 	Start, End int64 // Unix ms of Run's start and end
-	Err        string
+	// CPU is the CPU time (user + system, ms) the worker process used
+	// from Run's start to its end: against End-Start, how much of the
+	// run the worker spent computing rather than waiting.
+	CPU int64
+	Err string
 }
 
 // runShardWorker is the worker process's main: it runs the job in its
@@ -97,12 +102,12 @@ func (j shardJob) run(ctx context.Context) (shardOutcome, error) {
 	}
 	opts := []table.Option{table.WithCodeVersion("scale-v1"), stressRetry}
 	if j.Lock {
-		db, err := sql.Open(pgDriver, j.Env.Props["uri"])
+		lock, closeLock, err := catalogconfig.CommitLock(j.Env.Props)
 		if err != nil {
 			return shardOutcome{}, err
 		}
-		defer db.Close()
-		opts = append(opts, table.WithCommitLock(commit.PostgresLock(db)))
+		defer closeLock()
+		opts = append(opts, table.WithCommitLock(lock))
 	}
 	w, err := table.Open(ctx, cat, icetable.Identifier{j.Env.NS, j.Table}, opts...)
 	if err != nil {
@@ -128,10 +133,33 @@ func (j shardJob) run(ctx context.Context) (shardOutcome, error) {
 		return rows, nil
 	}
 	time.Sleep(time.Until(time.UnixMilli(j.StartAt)))
+	if dir := os.Getenv("ICERUN_SCALEOUT_PROFILE"); dir != "" {
+		// A CPU profile of the run: where the worker computes, beside
+		// its CPU time against its wall time.
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d-of-%d-%d.pprof", j.Table, j.Shard, j.Shards, os.Getpid())))
+		if err != nil {
+			return shardOutcome{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return shardOutcome{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	o := shardOutcome{Start: time.Now().UnixMilli()}
+	cpu0 := cpuTime()
 	o.Report, err = backfill.Run(ctx, w, keys, job, backfill.WithShard(j.Shard, j.Shards), backfill.WithKeysPerSnapshot(j.PerSnapshot), backfill.WithRetries(3))
-	o.End = time.Now().UnixMilli()
+	o.End, o.CPU = time.Now().UnixMilli(), (cpuTime() - cpu0).Milliseconds()
 	return o, err
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // start starts the worker as a new process of this test binary.
@@ -164,7 +192,8 @@ func (p *shardProc) wait(t testing.TB) shardOutcome {
 }
 
 // scaleOut is the size of the test; ICERUN_SCALEOUT_KEYS, _ROWS and
-// _PER_SNAPSHOT scale it (the figures in docs/scale-out.md come from a
+// _PER_SNAPSHOT scale it, and ICERUN_SCALEOUT_PROFILE names a folder for
+// a CPU profile of every worker (the figures in docs/scale-out.md come from a
 // larger run).
 func scaleOut(t *testing.T) (keys, rows, perSnapshot int) {
 	keys, rows, perSnapshot = 400, 10, 4
@@ -202,6 +231,8 @@ func TestScaleOut(t *testing.T) {
 		one.StartAt = time.Now().Add(2 * time.Second).UnixMilli()
 		o1 := one.start(t).wait(t)
 		require.Empty(t, o1.Err)
+		t.Logf("SCALEOUT 1 worker: %d keys, %d commits, %.1f s, %.1f s CPU (%.0f%% of one core)",
+			o1.Report.Total, o1.Report.Commits, float64(o1.End-o1.Start)/1e3, float64(o1.CPU)/1e3, 100*float64(o1.CPU)/float64(o1.End-o1.Start))
 		want := scan(t, cat, icetable.Identifier{e.NS, one.Table})
 
 		for _, mode := range commitModes {
@@ -263,8 +294,8 @@ func scaleOutFour(t *testing.T, e env, base shardJob, lock bool, o1 shardOutcome
 		retries += rep.Retries
 		commits += rep.Commits
 		end = max(end, o.End)
-		t.Logf("SCALEOUT worker %d/%d: %d keys, %d written, %d skipped, %d commits, %d conflicts, %d retries, %.1f s",
-			i, n, rep.Total, rep.Written, rep.Skipped, rep.Commits, rep.Conflicts, rep.Retries, float64(o.End-o.Start)/1e3)
+		t.Logf("SCALEOUT worker %d/%d: %d keys, %d written, %d skipped, %d commits, %d conflicts, %d retries, %.1f s, %.1f s CPU",
+			i, n, rep.Total, rep.Written, rep.Skipped, rep.Commits, rep.Conflicts, rep.Retries, float64(o.End-o.Start)/1e3, float64(o.CPU)/1e3)
 	}
 	require.Equal(t, nkeys, total, "the shards cover every key once")
 	require.GreaterOrEqual(t, outs[1].Report.Skipped, killed.job.KillAfter*perSnapshot, "the restarted worker skips the groups committed before the kill")

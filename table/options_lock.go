@@ -1,6 +1,7 @@
 package table
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/icerun/icerun/commit"
@@ -20,4 +21,22 @@ func WithCommitLock(l commit.Locker) Option {
 		c.lock = l
 		return nil
 	}
+}
+
+// LockCommits takes the writer's commit lock ([WithCommitLock]) on its
+// table and returns its release; without a lock it returns a no-op at
+// once. Hold it around a commit made outside the writer's replacements (a
+// maintenance transaction: table properties, snapshot expiry), loading
+// the table after taking it, so that the commit waits its turn instead of
+// racing the writers that share the lock. The error wraps
+// [commit.ErrLock] and ctx's cause.
+func (w *Writer) LockCommits(ctx context.Context) (unlock func(), err error) {
+	if w.cfg.lock == nil {
+		return func() {}, nil
+	}
+	unlock, err = w.cfg.lock.Lock(ctx, w.ident)
+	if err != nil {
+		return nil, fmt.Errorf("table: %s: %w", w.name, err)
+	}
+	return unlock, nil
 }

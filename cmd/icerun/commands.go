@@ -32,6 +32,7 @@ func replaceCmd(ctx context.Context, e *env, args []string) error {
 	var paths stringList
 	fs.Var(&paths, "file", "Parquet file or folder with the partition's rows (repeatable; folders are read recursively, Hive col=value folders included)")
 	branchFlag(e, fs)
+	commitLockFlag(e, fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -87,6 +88,7 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	redo := fs.Bool("redo", false, "run every key, also those whose code version and input are unchanged")
 	keep := fs.Int("keep-snapshots", 0, "expire all but the last N snapshots during and after the run (0: never); lineage is kept")
 	shard := newShardFlags(fs)
+	commitLockFlag(e, fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}

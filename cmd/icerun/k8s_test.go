@@ -136,12 +136,13 @@ func TestIndexedJobManifest(t *testing.T) {
 	require.Equal(t, "backfill", c.Args[0])
 	require.Contains(t, c.Args, "-shards-from-env")
 	require.True(t, slicesHasPrefix(c.Args, "-keys-per-snapshot="), "K keys per snapshot")
+	require.Contains(t, c.Args, "-commit-lock", "the pods share the catalog's commit lock")
 	code, _, errs := icerun(append(c.Args, "-h")...)
 	require.Equal(t, 0, code, "the manifest's flags: %s", errs)
 
 	// The guide names what the manifest sets.
 	for _, s := range []string{"completionMode: Indexed", "completions", "parallelism", "backoffLimitPerIndex", envShardIndex, envShardCount,
-		"ICERUN_CONFIG", "ICERUN_CATALOG", "ICERUN_CATALOG__PROD__", "ICERUN_CODE_VERSION", secretName, "-shards-from-env", "-keys-per-snapshot", "docs/k8s/backfill-indexed-job.yaml"} {
+		"ICERUN_CONFIG", "ICERUN_CATALOG", "ICERUN_CATALOG__PROD__", "ICERUN_CODE_VERSION", secretName, "-shards-from-env", "-keys-per-snapshot", "-commit-lock", "docs/k8s/backfill-indexed-job.yaml"} {
 		require.Contains(t, string(guide), s, "docs/scale-out.md names %s", s)
 	}
 }

@@ -125,6 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	e := &env{cmd: c, out: stdout, err: stderr}
 	err := c.run(ctx, e, args[1:])
+	e.close()
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
@@ -148,6 +149,8 @@ type env struct {
 	props                         map[string]string // of the named catalog, for redaction
 	tableArg                      bool              // the table was given as an argument
 	branch                        string            // -branch of a writing command; "" is main
+	commitLock                    bool              // -commit-lock
+	closers                       []func() error    // run when the command returns
 }
 
 // flags returns the command's flag set with the shared flags.
@@ -250,6 +253,13 @@ func (e *env) writer(ctx context.Context, more ...table.Option) (*table.Writer, 
 	}
 	if e.branch != "" {
 		opts = append(opts, table.WithBranch(e.branch))
+	}
+	if e.commitLock {
+		o, err := e.commitLockOption()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, o)
 	}
 	return table.Open(ctx, cat, ident, append(opts, more...)...)
 }
