@@ -23,6 +23,7 @@ import (
 
 	"github.com/icerun/icerun/backfill"
 	"github.com/icerun/icerun/catalogconfig"
+	"github.com/icerun/icerun/catalogconfig/awsconfig"
 	"github.com/icerun/icerun/cleanup"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/partition"
@@ -96,6 +97,10 @@ func runShardWorker(spec string) int {
 }
 
 func (j shardJob) run(ctx context.Context) (shardOutcome, error) {
+	ctx, err := awsconfig.Context(ctx, j.Env.Props) // one AWS configuration for the run, as cmd/icerun does
+	if err != nil {
+		return shardOutcome{}, err
+	}
 	cat, err := j.Env.open(ctx)
 	if err != nil {
 		return shardOutcome{}, err

@@ -28,7 +28,7 @@ func cleanupCmd(ctx context.Context, e *env, args []string) error {
 	if *del {
 		opts = append(opts, cleanup.Execute())
 	}
-	_, tbl, err := e.loadTable(ctx)
+	ctx, _, tbl, err := e.loadTable(ctx)
 	if err != nil {
 		return err
 	}

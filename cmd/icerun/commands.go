@@ -39,7 +39,7 @@ func replaceCmd(ctx context.Context, e *env, args []string) error {
 	if *keyText == "" || len(paths) == 0 {
 		return fmt.Errorf("%w: -key and -file are required", errUsage)
 	}
-	w, err := e.writer(ctx)
+	ctx, w, err := e.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	if *redo {
 		opts = append(opts, backfill.WithResume(backfill.RedoAll))
 	}
-	w, err := e.writer(ctx)
+	ctx, w, err := e.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func historyCmd(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return fmt.Errorf("%w: history takes one KEY", errUsage)
 	}
-	w, err := e.writer(ctx)
+	ctx, w, err := e.writer(ctx)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func planCmd(ctx context.Context, e *env, args []string) error {
 	if *keyText == "" {
 		return fmt.Errorf("%w: -key is required", errUsage)
 	}
-	w, err := e.writer(ctx)
+	ctx, w, err := e.writer(ctx)
 	if err != nil {
 		return err
 	}

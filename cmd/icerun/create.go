@@ -54,7 +54,7 @@ func createCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: -partition: %w", errUsage, err)
 	}
-	cat, err := e.catalog(ctx)
+	ctx, cat, err := e.catalog(ctx)
 	if err != nil {
 		return err
 	}

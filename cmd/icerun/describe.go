@@ -18,7 +18,7 @@ func describeCmd(ctx context.Context, e *env, args []string) error {
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
-	_, tbl, err := e.loadTable(ctx)
+	ctx, _, tbl, err := e.loadTable(ctx)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ func dropCmd(ctx context.Context, e *env, args []string) error {
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
-	cat, tbl, err := e.loadTable(ctx)
+	ctx, cat, tbl, err := e.loadTable(ctx)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func expireCmd(ctx context.Context, e *env, args []string) error {
 	if *retain < 1 || *olderThan < 0 {
 		return fmt.Errorf("%w: -retain-last must be at least 1 and -older-than not negative", errUsage)
 	}
-	w, err := e.writer(ctx)
+	ctx, w, err := e.writer(ctx)
 	if err != nil {
 		return err
 	}

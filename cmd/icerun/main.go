@@ -48,6 +48,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/catalogconfig"
+	"github.com/icerun/icerun/catalogconfig/awsconfig"
 	"github.com/icerun/icerun/table"
 )
 
@@ -201,19 +202,28 @@ func envOr(k, def string) string {
 	return def
 }
 
-// catalog opens the selected catalog.
-func (e *env) catalog(ctx context.Context) (catalog.Catalog, error) {
+// catalog opens the selected catalog. The context it returns carries the
+// catalog's AWS configuration, parsed once (see awsconfig); the command
+// uses it from then on.
+func (e *env) catalog(ctx context.Context) (context.Context, catalog.Catalog, error) {
 	if e.catalogName == "" {
-		return catalogconfig.OpenLocal(ctx, e.warehouse)
+		cat, err := catalogconfig.OpenLocal(ctx, e.warehouse)
+		return ctx, cat, err
 	}
 	cfg, err := catalogconfig.Load()
 	if err != nil {
-		return nil, err
+		return ctx, nil, err
 	}
 	if p, err := cfg.Properties(e.catalogName); err == nil {
 		e.props = p
+		if p["type"] != "rest" { // a REST catalog's tables bring their own S3 settings
+			if ctx, err = awsconfig.Context(ctx, p); err != nil {
+				return ctx, nil, err
+			}
+		}
 	}
-	return cfg.Open(ctx, e.catalogName)
+	cat, err := cfg.Open(ctx, e.catalogName)
+	return ctx, cat, err
 }
 
 // redact removes the selected catalog's secrets from s.
@@ -234,15 +244,16 @@ func (e *env) ident() (icetable.Identifier, error) {
 	return parts, nil
 }
 
-// writer opens the table's writer with the shared options, and more.
-func (e *env) writer(ctx context.Context, more ...table.Option) (*table.Writer, error) {
+// writer opens the table's writer with the shared options, and more,
+// and returns the context of the catalog (see catalog).
+func (e *env) writer(ctx context.Context, more ...table.Option) (context.Context, *table.Writer, error) {
 	ident, err := e.ident()
 	if err != nil {
-		return nil, err
+		return ctx, nil, err
 	}
-	cat, err := e.catalog(ctx)
+	ctx, cat, err := e.catalog(ctx)
 	if err != nil {
-		return nil, err
+		return ctx, nil, err
 	}
 	opts := []table.Option{}
 	if e.codeVersion != "" {
@@ -257,26 +268,28 @@ func (e *env) writer(ctx context.Context, more ...table.Option) (*table.Writer, 
 	if e.commitLock {
 		o, err := e.commitLockOption()
 		if err != nil {
-			return nil, err
+			return ctx, nil, err
 		}
 		opts = append(opts, o)
 	}
-	return table.Open(ctx, cat, ident, append(opts, more...)...)
+	w, err := table.Open(ctx, cat, ident, append(opts, more...)...)
+	return ctx, w, err
 }
 
-// loadTable loads the table without a writer.
-func (e *env) loadTable(ctx context.Context) (catalog.Catalog, *icetable.Table, error) {
+// loadTable loads the table without a writer, and returns the context of
+// the catalog (see catalog).
+func (e *env) loadTable(ctx context.Context) (context.Context, catalog.Catalog, *icetable.Table, error) {
 	ident, err := e.ident()
 	if err != nil {
-		return nil, nil, err
+		return ctx, nil, nil, err
 	}
-	cat, err := e.catalog(ctx)
+	ctx, cat, err := e.catalog(ctx)
 	if err != nil {
-		return nil, nil, err
+		return ctx, nil, nil, err
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load %s: %w", e.tableName, err)
+		return ctx, nil, nil, fmt.Errorf("load %s: %w", e.tableName, err)
 	}
-	return cat, tbl, nil
+	return ctx, cat, tbl, nil
 }

@@ -33,7 +33,7 @@ func publishCmd(ctx context.Context, e *env, args []string) error {
 	if *force {
 		opts = append(opts, table.WithForce())
 	}
-	w, err := e.writer(ctx, opts...)
+	ctx, w, err := e.writer(ctx, opts...)
 	if err != nil {
 		return err
 	}
