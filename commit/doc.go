@@ -32,7 +32,7 @@
 // # Behaviour
 //
 // [Policy] is the retry budget of the optimistic commit loop and explains
-// its backoff; [Locker] ([PostgresLock]) serialises the commits of writers
+// its backoff; [Locker] ([PostgresLock], [FileLock]) serialises the commits of writers
 // that share it.
 //
 // # Lineage
