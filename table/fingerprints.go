@@ -40,30 +40,23 @@ var countOnly bool
 
 func (h *hasher) run() {
 	defer close(h.done)
-	var hashes []fingerprint.Hash
+	var (
+		rows   fingerprint.Hasher
+		hashes []fingerprint.Hash
+	)
 	for j := range h.jobs {
-		switch {
-		case countOnly:
+		if countOnly {
 			hashes = append(hashes[:0], make([]fingerprint.Hash, j.rec.NumRows())...)
-			for row := range hashes {
-				ki := 0
-				if j.rowKey != nil {
-					ki = j.rowKey[row]
-				}
-				if s := j.sums[ki]; s != nil {
-					s.AddHash(hashes[row])
-				}
+		} else {
+			hashes = rows.Hashes(j.rec, hashes)
+		}
+		for row, hash := range hashes {
+			ki := 0
+			if j.rowKey != nil {
+				ki = j.rowKey[row]
 			}
-		case j.rowKey == nil:
-			if j.sums[0] != nil {
-				j.sums[0].Add(j.rec)
-			}
-		default:
-			hashes = fingerprint.RowHashes(j.rec, hashes)
-			for row, ki := range j.rowKey {
-				if s := j.sums[ki]; s != nil {
-					s.AddHash(hashes[row])
-				}
+			if s := j.sums[ki]; s != nil {
+				s.AddHash(hash)
 			}
 		}
 		j.rec.Release()

@@ -207,7 +207,10 @@ func (c *changes) winners(ctx context.Context, k partition.Key) (map[string]fing
 	}
 	win := make(map[string]winner)
 	var buf []byte
-	var hashes []fingerprint.Hash
+	var (
+		rows   fingerprint.Hasher
+		hashes []fingerprint.Hash
+	)
 	err = c.each(ctx, k, func(rec arrow.RecordBatch) error {
 		if err := enc.Bind(rec); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
@@ -216,7 +219,7 @@ func (c *changes) winners(ctx context.Context, k partition.Key) (map[string]fing
 		if err != nil {
 			return err
 		}
-		hashes = fingerprint.RowHashes(rec, hashes)
+		hashes = rows.Hashes(rec, hashes)
 		for row := range int(rec.NumRows()) {
 			buf = enc.Append(buf[:0], row)
 			cand := winner{hash: hashes[row], ord: ordOf(row)}

@@ -179,12 +179,15 @@ func (u *upsert) addChanged(ctx context.Context, k partition.Key, win map[string
 	}
 	emitted := make(map[string]bool, len(win))
 	var buf []byte
-	var hashes []fingerprint.Hash
+	var (
+		rows   fingerprint.Hasher
+		hashes []fingerprint.Hash
+	)
 	return u.chg.each(ctx, k, func(rec arrow.RecordBatch) error {
 		if err := enc.Bind(rec); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 		}
-		hashes = fingerprint.RowHashes(rec, hashes)
+		hashes = rows.Hashes(rec, hashes)
 		n, kept := int(rec.NumRows()), 0
 		mask := make([]bool, n)
 		for row := range n {

@@ -339,4 +339,4 @@ func cpuSeconds() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
-func peakRSSMB() float64 { return float64(statusKB("/proc/self/status", "VmHWM:")) / 1024 }
+func peakRSSMB() float64 { return float64(statusKB("/proc/self/status", "VmHWM:")[0]) / 1024 }

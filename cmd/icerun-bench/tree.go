@@ -54,9 +54,9 @@ func treePeakKB(pid int) int64 {
 	for len(todo) > 0 {
 		p := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		status := "/proc/" + strconv.Itoa(p) + "/status"
-		sum += statusKB(status, "VmRSS:")
-		hwm = max(hwm, statusKB(status, "VmHWM:"))
+		kb := statusKB("/proc/"+strconv.Itoa(p)+"/status", "VmRSS:", "VmHWM:")
+		sum += kb[0]
+		hwm = max(hwm, kb[1])
 		// A child is listed under the thread that forked it.
 		tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/task/*/children")
 		for _, t := range tasks {
@@ -71,19 +71,22 @@ func treePeakKB(pid int) int64 {
 	return max(sum, hwm)
 }
 
-// statusKB is the kB figure of field in a /proc status file, 0 if absent.
-func statusKB(path, field string) int64 {
+// statusKB is the kB figures of fields in a /proc status file, read
+// once; 0 for a field that is absent.
+func statusKB(path string, fields ...string) []int64 {
+	kb := make([]int64, len(fields))
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0
+		return kb
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb
+		for i, f := range fields {
+			if rest, ok := strings.CutPrefix(line, f); ok {
+				kb[i], _ = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			}
 		}
 	}
-	return 0
+	return kb
 }
 
 // loadavg is the first three fields of /proc/loadavg.

@@ -37,19 +37,19 @@ type Hash [16]byte
 type Sum struct {
 	rows   int64
 	hi, lo uint64 // the sum of the row hashes, modulo 2^128
-	layout layout
-	hasher rowHasher
+	hasher Hasher
+	hashes []Hash
 }
 
 // Add folds every row of rec into the sum.
 func (s *Sum) Add(rec arrow.RecordBatch) {
-	s.layout.build(rec)
-	for i := range int(rec.NumRows()) {
-		s.AddHash(s.hasher.row(&s.layout, i))
+	s.hashes = s.hasher.Hashes(rec, s.hashes)
+	for _, h := range s.hashes {
+		s.AddHash(h)
 	}
 }
 
-// AddHash folds one row, given by its RowHashes value, into the sum.
+// AddHash folds one row, given by its hash (Hasher), into the sum.
 func (s *Sum) AddHash(h Hash) {
 	var c uint64
 	s.lo, c = bits.Add64(s.lo, binary.LittleEndian.Uint64(h[:8]), 0)
@@ -57,22 +57,25 @@ func (s *Sum) AddHash(h Hash) {
 	s.rows++
 }
 
-// RowHashes returns one hash per row of rec, reusing buf's storage.
-func RowHashes(rec arrow.RecordBatch, buf []Hash) []Hash {
+// Hasher computes row hashes, reusing its buffers from batch to batch.
+// The zero value is ready to use. A Hasher is not safe for concurrent use.
+type Hasher struct {
+	layout layout
+	rows   rowHasher
+}
+
+// Hashes returns one hash per row of rec, reusing buf's storage.
+func (h *Hasher) Hashes(rec arrow.RecordBatch, buf []Hash) []Hash {
 	n := int(rec.NumRows())
 	if cap(buf) < n {
 		buf = make([]Hash, n)
 	}
-	h := buf[:n]
-	var (
-		l  layout
-		rh rowHasher
-	)
-	l.build(rec)
-	for i := range h {
-		h[i] = rh.row(&l, i)
+	buf = buf[:n]
+	h.layout.build(rec)
+	for i := range buf {
+		buf[i] = h.rows.row(&h.layout, i)
 	}
-	return h
+	return buf
 }
 
 // Rows is the number of rows added.

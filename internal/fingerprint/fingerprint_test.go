@@ -153,16 +153,16 @@ func TestSumOfEmptyBatches(t *testing.T) {
 	}
 }
 
-func TestRowHashesMatchSum(t *testing.T) {
+func TestHasherMatchesSum(t *testing.T) {
 	rec := batch([]int64{1, 2, 3}, []string{"a", "", "c"}, []bool{true, false, true})
 	defer rec.Release()
 	var byRow, whole Sum
-	for _, h := range RowHashes(rec, nil) {
+	for _, h := range new(Hasher).Hashes(rec, nil) {
 		byRow.AddHash(h)
 	}
 	whole.Add(rec)
 	if byRow.String() != whole.String() {
-		t.Errorf("sum of RowHashes = %s, Add = %s", byRow.String(), whole.String())
+		t.Errorf("sum of Hashes = %s, Add = %s", byRow.String(), whole.String())
 	}
 }
 

@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"bytes"
 	"crypto/sha256"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -96,10 +97,30 @@ func TestRowHashesAreSHA256(t *testing.T) {
 	ids := make([]int64, len(names))
 	rec := batch(ids, names, nil)
 	defer rec.Release()
-	for i, h := range RowHashes(rec, nil) {
+	for i, h := range new(Hasher).Hashes(rec, nil) {
 		d := sha256.Sum256(referenceRow(rec, i))
 		if h != Hash(d[:16]) {
 			t.Errorf("row %d (%d bytes): hash %x, SHA-256 %x", i, len(referenceRow(rec, i)), h, d[:16])
+		}
+	}
+}
+
+// TestHasherReuse: a Hasher that hashed other batches before (longer
+// rows, other columns) gives every batch the hashes a fresh one gives.
+func TestHasherReuse(t *testing.T) {
+	long := batch([]int64{1, 2}, []string{string(bytes.Repeat([]byte("x"), 150)), "y"}, nil)
+	defer long.Release()
+	list := fromJSON(t, arrow.ListOf(arrow.PrimitiveTypes.Int64), `[[1, 2, 3], null]`)
+	defer list.Release()
+	short := batch([]int64{3, 4, 5}, []string{"", "a", "bc"}, []bool{true, false, true})
+	defer short.Release()
+	var reused Hasher
+	var buf []Hash
+	for _, rec := range []arrow.RecordBatch{long, list, short, long} {
+		buf = reused.Hashes(rec, buf)
+		want := new(Hasher).Hashes(rec, nil)
+		if !slices.Equal(buf, want) {
+			t.Errorf("%s: reused hasher %x, fresh %x", rec.Schema(), buf, want)
 		}
 	}
 }
