@@ -208,11 +208,12 @@ func newestExpired(before, after icetable.Metadata) (int64, bool) {
 	return 0, false
 }
 
-// retry runs a maintenance commit on the latest table state, under the
-// writer's commit lock when it has one (table.Writer.LockCommits), again
-// when a concurrent commit (another worker's) made it conflict or pruned
-// the metadata file it loaded. Maintenance commits change no data, so a blind
-// retry on a fresh state is safe.
+// retry runs a maintenance commit on the latest table state, in the
+// writer's commit turn and under its commit lock when it has one
+// (table.Writer.LockCommits): the run's own workers, sharing w, wait while
+// it commits. It tries again when a concurrent commit (another process's)
+// made it conflict or pruned the metadata file it loaded. Maintenance
+// commits change no data, so a blind retry on a fresh state is safe.
 func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (bool, error)) error {
 	var err error
 	for attempt := range reloadAttempts {
@@ -239,7 +240,13 @@ func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (b
 			unlock()
 			return err
 		}
-		_, err = fn(tbl)
+		var committed bool
+		committed, err = fn(tbl)
+		if err == nil && committed {
+			// Still in turn: the writer's next commit then starts from
+			// this state instead of losing its first attempt to it.
+			_, _ = w.Refresh(ctx)
+		}
 		unlock()
 		if err == nil || !transient(err) {
 			return err

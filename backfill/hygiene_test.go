@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
@@ -199,4 +201,51 @@ func TestHygieneTakesTheCommitLock(t *testing.T) {
 	tbl, err = cat.LoadTable(ctx, ident)
 	require.NoError(t, err)
 	require.Equal(t, "true", tbl.Properties()[icetable.MetadataDeleteAfterCommitEnabledKey])
+}
+
+// TestKeepSnapshotsBesideTheWorkers: snapshots expired during a run with
+// 4 workers committing in a loop. The expiry takes the writer's commit
+// turn, so it never races the run's own workers (it used to lose such
+// races until its attempts ran out and the run failed, or kept failing
+// while the metadata grew): no commit of the run is refused, the run
+// succeeds and the table keeps few snapshots.
+func TestKeepSnapshotsBesideTheWorkers(t *testing.T) {
+	ctx := context.Background()
+	for round := range 3 {
+		cat, ident, _, _ := setup(t)
+		counting := &refusals{Catalog: cat}
+		w, err := table.Open(ctx, counting, ident)
+		require.NoError(t, err)
+		const keep = 1
+		_, err = backfill.Run(ctx, w, keys(t, w, days), orders, backfill.WithWorkers(4),
+			backfill.WithHygiene(backfill.Hygiene{KeepSnapshots: keep}))
+		require.NoError(t, err, "round %d", round)
+		require.Zero(t, counting.refused.Load(), "round %d: commits refused by the catalog", round)
+		tbl, err := cat.LoadTable(ctx, ident)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(tbl.Metadata().Snapshots()), 2*keep+4, "round %d: snapshots left", round)
+	}
+}
+
+// refusals is a catalog that counts the commits it refuses; the tables it
+// loads commit through it.
+type refusals struct {
+	catalog.Catalog
+	refused atomic.Int64
+}
+
+func (c *refusals) LoadTable(ctx context.Context, ident icetable.Identifier) (*icetable.Table, error) {
+	tbl, err := c.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return icetable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), tbl.FS, c), nil
+}
+
+func (c *refusals) CommitTable(ctx context.Context, ident icetable.Identifier, reqs []icetable.Requirement, ups []icetable.Update) (icetable.Metadata, string, error) {
+	md, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, ups)
+	if err != nil {
+		c.refused.Add(1)
+	}
+	return md, loc, err
 }

@@ -46,8 +46,8 @@ func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, err
 	if err := checkBranch(branch); err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
+	w.commitTurn.lock()
+	defer w.commitTurn.unlock()
 	return snapshotcommit.Publish(ctx, w.cat, snapshotcommit.PublishRequest{
 		Op:        op,
 		Ident:     w.ident,
@@ -71,8 +71,8 @@ func (w *Writer) DropBranch(ctx context.Context, branch string) error {
 	if err := checkBranch(branch); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
+	w.commitTurn.lock()
+	defer w.commitTurn.unlock()
 	return snapshotcommit.DropBranch(ctx, w.cat, op, w.ident, branch, w.cfg.policy)
 }
 

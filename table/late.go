@@ -192,7 +192,7 @@ func (w *Writer) lateWriter(ctx context.Context, main *icetable.Table, create bo
 		return nil, fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
 	}
 	cfg := w.cfg
-	return &Writer{cat: w.cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: tbl, obs: w.obs}, nil
+	return &Writer{cat: w.cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: tbl, obs: w.obs, commitTurn: newTurn()}, nil
 }
 
 // createLate creates the late table: the columns of sch, then the late

@@ -5,7 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +87,59 @@ func TestWithCommitLockNil(t *testing.T) {
 	cat, ident, _ := ordersTable(t)
 	_, err := table.Open(context.Background(), cat, ident, table.WithCommitLock(nil))
 	require.ErrorIs(t, err, table.ErrBadOption)
+}
+
+// TestLockCommitsHoldsTheWritersOwnCommits: while LockCommits is held, a
+// replacement by the same writer from another goroutine writes its files
+// but does not commit, so a maintenance commit made in the meantime (here:
+// a table property) never races it; once released, the replacement lands.
+func TestLockCommitsHoldsTheWritersOwnCommits(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, _ := ordersTable(t)
+	w := open(t, cat, ident)
+	k := dayKey(t, w, day0)
+	unlock, err := w.LockCommits(ctx)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		rows := orderdata.Reader(orderdata.Day(day0, 50), 16)
+		defer rows.Release()
+		_, err := w.ReplacePartition(ctx, k, rows)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		unlock()
+		t.Fatalf("the replacement ended while its writer's commits were held: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	require.Nil(t, tbl.CurrentSnapshot(), "nothing committed while held")
+	txn := tbl.NewTransaction()
+	require.NoError(t, txn.SetProperties(iceberg.Properties{"maintenance": "done"}))
+	_, err = txn.Commit(ctx)
+	require.NoError(t, err, "the maintenance commit does not race the writer's own")
+	unlock()
+	require.NoError(t, <-done)
+	tbl, err = cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	assert.Equal(t, "done", tbl.Properties()["maintenance"])
+	assert.Len(t, tbl.Metadata().Snapshots(), 1)
+}
+
+// TestLockCommitsGivesUpWithTheContext: a LockCommits waiting for the
+// writer's turn returns commit.ErrLock and the context's error when the
+// context ends.
+func TestLockCommitsGivesUpWithTheContext(t *testing.T) {
+	cat, ident, _ := ordersTable(t)
+	w := open(t, cat, ident)
+	unlock, err := w.LockCommits(context.Background())
+	require.NoError(t, err)
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = w.LockCommits(ctx)
+	require.ErrorIs(t, err, commit.ErrLock)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 }

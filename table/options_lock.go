@@ -23,20 +23,28 @@ func WithCommitLock(l commit.Locker) Option {
 	}
 }
 
-// LockCommits takes the writer's commit lock ([WithCommitLock]) on its
-// table and returns its release; without a lock it returns a no-op at
-// once. Hold it around a commit made outside the writer's replacements (a
-// maintenance transaction: table properties, snapshot expiry), loading
-// the table after taking it, so that the commit waits its turn instead of
-// racing the writers that share the lock. The error wraps
+// LockCommits takes this writer's commit turn and its commit lock
+// ([WithCommitLock]) on its table, and returns their release. Hold it
+// around a commit made outside the writer's replacements (a maintenance
+// transaction: table properties, snapshot expiry), loading the table after
+// taking it, so that the commit waits its turn instead of racing this
+// writer's own calls (from other goroutines: a writer's commits take turns)
+// and, with a lock, the writers that share it. The error wraps
 // [commit.ErrLock] and ctx's cause.
 func (w *Writer) LockCommits(ctx context.Context) (unlock func(), err error) {
-	if w.cfg.lock == nil {
-		return func() {}, nil
+	if err := w.commitTurn.lockCtx(ctx); err != nil {
+		return nil, fmt.Errorf("table: %s: %w: %w", w.name, commit.ErrLock, err)
 	}
-	unlock, err = w.cfg.lock.Lock(ctx, w.ident)
+	if w.cfg.lock == nil {
+		return w.commitTurn.unlock, nil
+	}
+	release, err := w.cfg.lock.Lock(ctx, w.ident)
 	if err != nil {
+		w.commitTurn.unlock()
 		return nil, fmt.Errorf("table: %s: %w", w.name, err)
 	}
-	return unlock, nil
+	return func() {
+		release()
+		w.commitTurn.unlock()
+	}, nil
 }

@@ -183,7 +183,7 @@ func (w *Writer) commitParts(ctx context.Context, op string, kind snapshotcommit
 	req := w.request(op, tbl, spec, parts)
 	req.Kind = kind
 	req.OldSpec = old.decide
-	w.commitMu.Lock()
+	w.commitTurn.lock()
 	// The newest state this writer knows: loaded at the start of this
 	// call, or committed since by another call of the writer (commits of
 	// one writer take turns), so that concurrent calls do not conflict
@@ -192,7 +192,7 @@ func (w *Writer) commitParts(ctx context.Context, op string, kind snapshotcommit
 	octx, done := w.observeCommit(ctx, &req, files)
 	result, err := snapshotcommit.Replace(octx, w.cat, req)
 	done(result, err)
-	w.commitMu.Unlock()
+	w.commitTurn.unlock()
 	if err != nil {
 		var unknown *commit.UnknownOutcomeError
 		if errors.As(err, &unknown) {

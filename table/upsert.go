@@ -176,9 +176,9 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 		}
 		req := u.request(tbl, keys, parts)
 		req.Policy.Attempts = max(pol.Attempts-attempts, 1)
-		u.w.commitMu.Lock()
+		u.w.commitTurn.lock()
 		result, err := snapshotcommit.Replace(ctx, u.w.cat, req)
-		u.w.commitMu.Unlock()
+		u.w.commitTurn.unlock()
 		attempts += result.Attempts
 		result.Attempts = attempts
 		var moved *baseMovedError

@@ -25,12 +25,12 @@ type Writer struct {
 	mu  sync.Mutex
 	tbl *icetable.Table
 
-	// commitMu serialises this writer's commit loops: concurrent calls on
-	// one writer write their data files in parallel, then commit one at a
-	// time, instead of conflicting with each other in the catalog (each
+	// commitTurn serialises this writer's commit loops: concurrent calls
+	// on one writer write their data files in parallel, then commit one at
+	// a time, instead of conflicting with each other in the catalog (each
 	// conflict costs a backoff and, on the SQL catalog, an orphaned
-	// metadata.json).
-	commitMu sync.Mutex
+	// metadata.json). LockCommits takes it too.
+	commitTurn turn
 
 	obs *observer // observe.go
 }
@@ -58,7 +58,7 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 	if err != nil {
 		return nil, fmt.Errorf("table: open %s: %w", strings.Join(ident, "."), err)
 	}
-	return &Writer{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: tbl, obs: obs}, nil
+	return &Writer{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: tbl, obs: obs, commitTurn: newTurn()}, nil
 }
 
 // Table returns the latest table state this writer knows.

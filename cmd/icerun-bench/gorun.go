@@ -173,7 +173,8 @@ func writeGo(ctx context.Context, req request, w *table.Writer, rdr array.Record
 // backfillGo replaces every day of the input, one commit per day: icerun
 // with backfill.Run (2 workers, snapshots expired during the run), raw
 // iceberg-go with a loop of filtered overwrites. It returns the seconds
-// of the first and the last 10 commits (laps between completions).
+// of the first and the last 10 commits (laps between completions), and
+// writes every lap as a JSON array into $ICERUN_BENCH_LAPS when set.
 func backfillGo(ctx context.Context, req request, w *table.Writer) (first10, last10 float64, err error) {
 	rdr, err := readParquet(ctx, req.Input, 65536)
 	if err != nil {
@@ -252,6 +253,12 @@ func backfillGo(ctx context.Context, req request, w *table.Writer) (first10, las
 	}
 	if err != nil {
 		return 0, 0, err
+	}
+	if f := os.Getenv("ICERUN_BENCH_LAPS"); f != "" { // every lap, to see how commits age
+		b, _ := json.Marshal(laps)
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			return 0, 0, err
+		}
 	}
 	if len(laps) < 20 {
 		return 0, 0, fmt.Errorf("backfill: %d commits, want at least 20", len(laps))
