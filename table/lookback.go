@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -173,41 +171,38 @@ func (w *Writer) replaceWindow(ctx context.Context, op string, window []partitio
 }
 
 // commitWindow commits the parts that changed, leaving the others as they
-// are, and fills the per-partition results.
+// are (decided on the state each commit attempt plans on, so a part that
+// another writer changed meanwhile is written again), and fills the
+// per-partition results.
 func (w *Writer) commitWindow(ctx context.Context, op string, spec *partition.Spec, parts []snapshotcommit.Part, st *stager) (commit.Result, error) {
-	tbl, err := w.head(ctx)
+	tbl := w.Table()
+	result, err := w.commitParts(ctx, op, snapshotcommit.KindOverwrite, tbl, spec, parts, st, true)
 	if err != nil {
-		return commit.Result{}, w.fail(op, st, err)
+		return result, err
 	}
-	same, err := unchangedParts(ctx, tbl, spec, parts, w.cfg.codeVersion)
-	if err != nil {
-		return commit.Result{}, w.fail(op, st, err)
+	held := make(map[string]bool)
+	for _, p := range result.PerPartition {
+		held[p.Key] = p.Unchanged
 	}
-	var changed []snapshotcommit.Part
-	var keep []iceberg.DataFile
+	same := make(map[partition.Key]bool)
+	var keep []iceberg.DataFile // the files of the parts left as they were
 	for _, p := range parts {
-		if same[p.Key] {
+		if held[p.Key.String()] {
+			same[p.Key] = true
 			keep = append(keep, p.Files...)
-		} else {
-			changed = append(changed, p)
 		}
 	}
-	if err := removeFiles(ctx, tbl, keep); err != nil {
-		return commit.Result{}, w.fail(op, st, err)
-	}
-	var result commit.Result
-	if len(changed) == 0 {
-		result = commit.Result{Unchanged: true}
-		if s := tbl.CurrentSnapshot(); s != nil {
-			result.SnapshotID = s.SnapshotID
+	if !result.Unchanged { // else commitParts removed every new file
+		if err := removeFiles(ctx, tbl, keep); err != nil {
+			return result, fmt.Errorf("%s: committed, but removing the files of unchanged partitions failed: %w", op, err)
 		}
-	} else {
-		if result, err = w.commitParts(ctx, op, snapshotcommit.KindOverwrite, tbl, spec, changed, st); err != nil {
-			return result, err
+		// The committed state, to read what the commit deleted: the
+		// writer's own (set by the commit), loaded only if it is not.
+		if tbl = w.Table(); tbl.Metadata().SnapshotByID(result.SnapshotID) == nil {
+			if tbl, err = w.head(context.WithoutCancel(ctx)); err != nil {
+				tbl = nil // committed; the per-partition deletions are then unknown
+			}
 		}
-	}
-	if tbl, err = w.head(context.WithoutCancel(ctx)); err != nil {
-		tbl = nil // committed; the per-partition deletions are then unknown
 	}
 	result.PerPartition = perPartition(ctx, tbl, spec, parts, same, result)
 	return result, nil
@@ -361,46 +356,6 @@ func filter(ctx context.Context, rec arrow.RecordBatch, mask []bool, want bool) 
 	return compute.FilterRecordBatch(ctx, rec, sel, compute.DefaultFilterOptions())
 }
 
-// unchangedParts finds the parts whose partition already holds exactly
-// their input from codeVersion, untouched since: the rule of
-// snapshotcommit.Replace, applied per partition. It is conservative: any doubt
-// (older-spec files, delete files) means changed.
-func unchangedParts(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, parts []snapshotcommit.Part, codeVersion string) (map[partition.Key]bool, error) {
-	if tbl.CurrentSnapshot() == nil {
-		return nil, nil
-	}
-	want := make(map[string]snapshotcommit.Part, len(parts))
-	keySet := make(map[string]bool, len(parts))
-	for _, p := range parts {
-		want[p.Key.String()] = p
-		keySet[p.Key.String()] = true
-	}
-	recorded := snapshotcommit.LastRecords(tbl, keySet)
-	var keys []partition.Key
-	for k, r := range recorded {
-		if p := want[k]; r.CodeVersion == codeVersion && r.Fingerprint == p.Fingerprint {
-			keys = append(keys, p.Key)
-		}
-	}
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	byKey, deleted, err := filesByKey(ctx, tbl, spec, keys)
-	if err != nil {
-		if errors.Is(err, errOtherSpec) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	out := make(map[partition.Key]bool)
-	for _, k := range keys {
-		if !deleted[k] && filesHash(byKey[k]) == recorded[k.String()].Files {
-			out[k] = true
-		}
-	}
-	return out, nil
-}
-
 var errOtherSpec = errors.New("older-spec files")
 
 // filesByKey lists the live current-spec data files of keys, and the keys
@@ -468,22 +423,6 @@ func windowText(window []partition.Key) string {
 
 func cmpKeys(a, b partition.Key) int { return strings.Compare(a.String(), b.String()) }
 
-// filesHash is the order-insensitive hash of a partition's file paths that
-// commit records in commit.SummaryPartitionFiles. It must stay identical to
-// commit's; TestReplaceWindowUnchanged fails when they drift apart.
-func filesHash(files []iceberg.DataFile) string {
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.FilePath()
-	}
-	slices.Sort(paths)
-	h := fnv.New64a()
-	for _, p := range paths {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return strconv.Itoa(len(paths)) + "-" + strconv.FormatUint(h.Sum64(), 16)
-}
 
 // removeFiles deletes staged files no snapshot references. (stager.remove
 // would also delete the stager's other files.)

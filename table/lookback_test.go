@@ -287,3 +287,42 @@ func TestReplaceWindowRouteAbort(t *testing.T) {
 	require.Empty(t, catalogtest.CanonicalScan(t, cat, table.LateTable(ident)), "late table created, nothing committed")
 	require.Equal(t, files, catalogtest.DataFiles(t, dir))
 }
+
+// TestReplaceWindowSkipsOnlyWhatStillHolds: a window partition that holds
+// the input already is left as it is, but only if it still does when the
+// commit lands. Here another writer replaces that partition between the
+// call's planning and its commit: the call must write it again, so that
+// the whole window holds its input once it returns (the table equals one
+// written by this call alone), and leave no file behind.
+func TestReplaceWindowSkipsOnlyWhatStillHolds(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, dir := ordersTable(t)
+	in := nightly()[:50] // 20 orders of day0-2, 30 of day0
+	w := open(t, cat, ident)
+	_, err := w.ReplaceWindow(ctx, window(t, w, day0, 3), table.RejectLate, reader(in))
+	require.NoError(t, err)
+
+	other := open(t, cat, ident, table.WithCodeVersion("other"))
+	raced := &catalogtest.Interposer{Catalog: cat, Before: func() {
+		_, err := other.ReplacePartition(ctx, dayKey(t, other, day0), reader(orderdata.Day(day0, 7)))
+		require.NoError(t, err)
+	}}
+	w = open(t, raced, ident)
+	in2 := append(slices.Clone(in), orderdata.At(day0.AddDate(0, 0, -1), 0, 1)) // day0-1 changes, day0 holds
+	res, err := w.ReplaceWindow(ctx, window(t, w, day0, 3), table.RejectLate, reader(in2))
+	require.NoError(t, err)
+	require.Nil(t, raced.Before, "the other writer ran")
+
+	fresh, freshIdent, _ := ordersTable(t)
+	fw := open(t, fresh, freshIdent)
+	_, err = fw.ReplaceWindow(ctx, window(t, fw, day0, 3), table.RejectLate, reader(in2))
+	require.NoError(t, err)
+	require.Equal(t, string(catalogtest.CanonicalScan(t, fresh, freshIdent)), string(catalogtest.CanonicalScan(t, cat, ident)),
+		"the window holds exactly its input, day0 included")
+	for _, p := range res.PerPartition {
+		if p.Key == "event_date=2026-07-14" {
+			require.False(t, p.Unchanged, "day0 was written again")
+		}
+	}
+	require.Empty(t, catalogtest.UnreferencedDataFiles(t, cat, ident, dir), "files left behind")
+}

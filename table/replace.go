@@ -145,7 +145,7 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if key == nil {
 		kind = snapshotcommit.KindReplacePartitions
 	}
-	result, err := w.commitParts(ctx, op, kind, tbl, spec, parts, st)
+	result, err := w.commitParts(ctx, op, kind, tbl, spec, parts, st, false)
 	result.Ignored = res.Ignored()
 	return result, err
 }
@@ -173,8 +173,10 @@ func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, p
 // commitParts runs the commit loop for parts, a commit of kind whose files
 // st wrote into tbl's current spec and schema. It removes the new files when nothing
 // was committed (an error, or Unchanged), except after an unknown outcome,
-// when they may be live.
-func (w *Writer) commitParts(ctx context.Context, op string, kind snapshotcommit.Kind, tbl *icetable.Table, spec *partition.Spec, parts []snapshotcommit.Part, st *stager) (commit.Result, error) {
+// when they may be live. With skipHeld, the parts that hold their input
+// already are left as they are (snapshotcommit.Request.SkipHeld); their
+// files are the caller's to remove.
+func (w *Writer) commitParts(ctx context.Context, op string, kind snapshotcommit.Kind, tbl *icetable.Table, spec *partition.Spec, parts []snapshotcommit.Part, st *stager, skipHeld bool) (commit.Result, error) {
 	var files []iceberg.DataFile
 	for _, p := range parts {
 		files = append(files, p.Files...)
@@ -182,6 +184,7 @@ func (w *Writer) commitParts(ctx context.Context, op string, kind snapshotcommit
 	old := &oldSpecs{spec: spec, keys: parts, cfg: w.cfg}
 	req := w.request(op, tbl, spec, parts)
 	req.Kind = kind
+	req.SkipHeld = skipHeld
 	req.OldSpec = old.decide
 	w.commitTurn.lock()
 	// The newest state this writer knows: loaded at the start of this

@@ -36,7 +36,7 @@ func TestIsConflict(t *testing.T) {
 
 func TestRecordsRoundTrip(t *testing.T) {
 	req := Request{Lineage: Lineage{RunID: "r", CodeVersion: "v7", SchemaID: 3}, Token: "tok"}
-	props := req.summary([]string{"1-aa", "2-bb"}, []string{"1-f", "0-0"})
+	props := req.summary(nil, []string{"1-aa", "2-bb"}, []string{"1-f", "0-0"})
 	props[commit.SummaryPartitions] = "d=2026-07-14,d=2026-07-15"
 	props[commit.SummaryRows] = "9"
 	snap := &icetable.Snapshot{SnapshotID: 42, TimestampMs: 7, Summary: &icetable.Summary{Properties: props}}

@@ -74,6 +74,12 @@ type Request struct {
 	// commit (see [commit.Locker]); Base is then not used, since a state loaded
 	// before the lock was taken may be stale.
 	Lock commit.Locker
+	// SkipHeld leaves the parts that already hold their input (see
+	// holds) as they are, decided on each attempt's table state, and
+	// commits the others; the result lists the skipped ones in
+	// PerPartition, Unchanged. Without it, parts are skipped only when
+	// all of them hold (the result is then Unchanged).
+	SkipHeld bool
 	// Branch, when set, commits to that branch instead of main: each
 	// attempt plans on the branch's head ([OnBranch]), the snapshot's
 	// parent is the head, and the commit requires the branch ref, not
@@ -290,22 +296,31 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			add = append(add, d.Replacement...)
 		}
 	}
-	unchanged := len(del) == 0 && !p.global
-	fps, files := make([]string, len(req.Parts)), make([]string, len(req.Parts))
+	eligible := len(del) == 0 && !p.global // no part holds its input otherwise
+	unchanged := eligible
 	var recorded map[string]Record
-	if unchanged {
+	if eligible {
 		want := make(map[string]bool, len(req.Parts))
 		for _, part := range req.Parts {
 			want[part.Key.String()] = true
 		}
 		recorded = LastRecords(tbl, want)
 	}
-	for i, part := range req.Parts {
+	// The parts this attempt commits: all of them, or with SkipHeld those
+	// that do not hold their input on this state.
+	parts := make([]Part, 0, len(req.Parts))
+	res.PerPartition = nil
+	for _, part := range req.Parts {
 		cur := p.current[part.Key]
+		held := eligible && req.holds(recorded, part, cur)
+		if req.SkipHeld && held {
+			res.PerPartition = append(res.PerPartition, commit.PartitionResult{Key: part.Key.String(), Unchanged: true})
+			continue
+		}
+		unchanged = unchanged && held
 		del = append(del, cur...)
 		add = append(add, part.Files...)
-		fps[i], files[i] = part.Fingerprint, filesHash(part.Files)
-		unchanged = unchanged && req.holds(recorded, part, cur)
+		parts = append(parts, part)
 	}
 	if unchanged || (len(del) == 0 && len(add) == 0) {
 		res.Unchanged = true
@@ -314,6 +329,14 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		}
 		return 0, nil
 	}
+	res.Partitions, res.AddedRows = nil, 0
+	fps, files := make([]string, len(parts)), make([]string, len(parts))
+	for i, part := range parts {
+		fps[i], files[i] = part.Fingerprint, filesHash(part.Files)
+		res.Partitions = append(res.Partitions, part.Key.String())
+		res.AddedRows += part.Rows
+	}
+	slices.Sort(res.Partitions)
 	res.AddedFiles, res.DeletedFiles, res.DeletedRows = len(add), 0, 0
 	for _, f := range del {
 		if f.ContentType() == iceberg.EntryContentData { // delete files are not counted
@@ -321,7 +344,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			res.DeletedRows += f.Count()
 		}
 	}
-	for _, f := range add[:len(add)-countParts(req.Parts)] { // rewritten older-spec rows stay
+	for _, f := range add[:len(add)-countParts(parts)] { // rewritten older-spec rows stay
 		res.DeletedRows -= f.Count()
 	}
 	var setProps iceberg.Properties
@@ -330,7 +353,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 			return 0, noRetry(err)
 		}
 	}
-	st, err := stage(ctx, tbl, req.ref(), req.Kind, del, add, req.summary(fps, files), setProps, cache)
+	st, err := stage(ctx, tbl, req.ref(), req.Kind, del, add, req.summary(parts, fps, files), setProps, cache)
 	if err != nil {
 		return 0, noRetry(err)
 	}
@@ -364,10 +387,12 @@ func (req *Request) holds(recorded map[string]Record, part Part, cur []iceberg.D
 	return ok && r.CodeVersion == req.Lineage.CodeVersion && r.Fingerprint == part.Fingerprint && r.Files == filesHash(cur)
 }
 
-func (req *Request) summary(fps, files []string) iceberg.Properties {
-	keys := make([]string, len(req.Parts))
+// summary is the snapshot summary of a commit of parts (req.Parts, or
+// those not skipped) with their fingerprints and file hashes.
+func (req *Request) summary(parts []Part, fps, files []string) iceberg.Properties {
+	keys := make([]string, len(parts))
 	var rows int64
-	for i, p := range req.Parts {
+	for i, p := range parts {
 		keys[i] = p.Key.String()
 		rows += p.Rows
 	}
@@ -385,7 +410,7 @@ func (req *Request) summary(fps, files []string) iceberg.Properties {
 	for k, v := range req.summaryExtra {
 		out[k] = v
 	}
-	if v, ok := inputsProperty(req.Parts); ok {
+	if v, ok := inputsProperty(parts); ok {
 		out[commit.SummaryPartitionInputs] = v
 	}
 	return out
