@@ -212,7 +212,8 @@ func newestExpired(before, after icetable.Metadata) (int64, bool) {
 // writer's commit turn and under its commit lock when it has one
 // (table.Writer.LockCommits): the run's own workers, sharing w, wait while
 // it commits. It tries again when a concurrent commit (another process's)
-// made it conflict or pruned the metadata file it loaded. Maintenance
+// made it conflict or pruned the metadata file it loaded, up to
+// reloadAttempts times, then fails with commit.ErrConflict. Maintenance
 // commits change no data, so a blind retry on a fresh state is safe.
 func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (bool, error)) error {
 	var err error
@@ -256,6 +257,9 @@ func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (b
 		if now, lerr := w.Refresh(ctx); lerr == nil {
 			snapshotcommit.RemoveLostMetadata(ctx, tbl, now)
 		}
+	}
+	if snapshotcommit.IsConflict(err) {
+		return fmt.Errorf("%w after %d attempts: %w", commit.ErrConflict, reloadAttempts, err)
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package backfill_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -227,11 +228,46 @@ func TestKeepSnapshotsBesideTheWorkers(t *testing.T) {
 	}
 }
 
+// TestExpireLosingEveryRaceIsErrConflict: an expiry whose every attempt
+// another writer's commit beats (a table written in a loop, optimistic
+// commits) gives up after its attempts with an error that matches
+// commit.ErrConflict, and leaves the table's snapshots as they were.
+func TestExpireLosingEveryRaceIsErrConflict(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, w, ks := setup(t)
+	_, err := backfill.Run(ctx, w, ks[:3], orders)
+	require.NoError(t, err)
+	races := 0
+	raced := &refusals{Catalog: cat, before: func() {
+		races++ // a new code version each time: the replacement is never Unchanged
+		other, err := table.Open(ctx, cat, ident, table.WithCodeVersion(fmt.Sprint(races)))
+		require.NoError(t, err)
+		_, err = other.ReplacePartition(ctx, ks[0], must(orders(ctx, ks[0])))
+		require.NoError(t, err)
+	}}
+	maint, err := table.Open(ctx, raced, ident)
+	require.NoError(t, err)
+	err = backfill.Expire(ctx, maint, 1, 0)
+	require.ErrorIs(t, err, commit.ErrConflict)
+	tbl, err := cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	require.Len(t, tbl.Metadata().Snapshots(), 3+races, "nothing expired")
+	require.Positive(t, races)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 // refusals is a catalog that counts the commits it refuses; the tables it
-// loads commit through it.
+// loads commit through it. before, when set, runs before every commit.
 type refusals struct {
 	catalog.Catalog
 	refused atomic.Int64
+	before  func()
 }
 
 func (c *refusals) LoadTable(ctx context.Context, ident icetable.Identifier) (*icetable.Table, error) {
@@ -243,6 +279,9 @@ func (c *refusals) LoadTable(ctx context.Context, ident icetable.Identifier) (*i
 }
 
 func (c *refusals) CommitTable(ctx context.Context, ident icetable.Identifier, reqs []icetable.Requirement, ups []icetable.Update) (icetable.Metadata, string, error) {
+	if c.before != nil {
+		c.before()
+	}
 	md, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, ups)
 	if err != nil {
 		c.refused.Add(1)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/icerun/icerun/backfill"
 	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/table"
@@ -26,21 +27,64 @@ import (
 
 // contentionScale: ICERUN_CONTENTION_ROUNDS rounds per measured writer
 // (the target is stated for 1,000; unset skips the measurement,
-// minutes long) and ICERUN_CONTENTION_VICTIM_ROWS rows per victim replace
-// (default 20,000).
-func contentionScale(t *testing.T) (rounds, victimRows int) {
+// minutes long), ICERUN_CONTENTION_VICTIM_ROWS rows per victim replace
+// (default 20,000) and ICERUN_CONTENTION_KEEP_SNAPSHOTS, the snapshots a
+// maintainer keeps when it expires the others (see maintain; default 64,
+// 0: the table keeps every snapshot).
+func contentionScale(t *testing.T) (rounds, victimRows, keep int) {
 	if os.Getenv("ICERUN_CONTENTION_ROUNDS") == "" {
 		t.Skip("a measurement: set ICERUN_CONTENTION_ROUNDS to run it")
 	}
-	rounds, victimRows = 20, 20000
-	for name, v := range map[string]*int{"ICERUN_CONTENTION_ROUNDS": &rounds, "ICERUN_CONTENTION_VICTIM_ROWS": &victimRows} {
+	rounds, victimRows, keep = 20, 20000, 64
+	for name, v := range map[string]*int{"ICERUN_CONTENTION_ROUNDS": &rounds, "ICERUN_CONTENTION_VICTIM_ROWS": &victimRows, "ICERUN_CONTENTION_KEEP_SNAPSHOTS": &keep} {
 		if s := os.Getenv(name); s != "" {
 			n, err := strconv.Atoi(s)
 			require.NoError(t, err, name)
 			*v = n
 		}
 	}
-	return rounds, victimRows
+	return rounds, victimRows, keep
+}
+
+// maintain expires the table's snapshots but the last keep every 5 s
+// until finish is called, through a writer of its own (with the mode's
+// commit lock, so it takes its turn like any writer), as a long-running
+// deployment does: otherwise every commit parses a metadata.json that
+// grows by a snapshot a commit, and latency grows with the run. finish
+// stops it and reports its expiries; keep 0 does nothing.
+func maintain(t *testing.T, e env, name string, keep int, opts []table.Option) (finish func() string) {
+	if keep == 0 {
+		return func() string { return "no expiry" }
+	}
+	w, _ := openWriter(t, e, name, opts...)
+	var done, failed atomic.Int64
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			if err := backfill.Expire(context.Background(), w, keep, 0); err != nil {
+				failed.Add(1)
+				t.Logf("expire: %v", err)
+			} else {
+				done.Add(1)
+			}
+		}
+	}()
+	var once sync.Once
+	finish = func() string {
+		once.Do(func() { close(stop) })
+		<-stopped
+		return fmt.Sprintf("snapshots expired to the last %d every 5 s: %d expiries, %d failed", keep, done.Load(), failed.Load())
+	}
+	t.Cleanup(func() { finish() })
+	return finish
 }
 
 // calls collects the outcome of replacements: attempts and latency.
@@ -122,7 +166,7 @@ func lockModes(t *testing.T, e env) map[string]func(t *testing.T) []table.Option
 //
 //	ICERUN_CONTENTION_ROUNDS=1000 scripts/integration pg -- go test -tags integration -run TestContention -v -timeout 2h ./integration/
 func TestContention(t *testing.T) {
-	rounds, victimRows := contentionScale(t)
+	rounds, victimRows, keep := contentionScale(t)
 	eachTarget(t, func(t *testing.T, e env) {
 		if e.Target != "sqlite" && e.Target != "pg" {
 			t.Skip("contention runs on the SQL catalogs")
@@ -140,6 +184,7 @@ func TestContention(t *testing.T) {
 				victim, _ := openWriter(t, e, name, opts(t)...)
 				var stop atomic.Bool
 				var hotCalls, victimCalls calls
+				maint := maintain(t, e, name, keep, opts(t))
 				done := make(chan struct{})
 				go func() {
 					defer close(done)
@@ -159,6 +204,7 @@ func TestContention(t *testing.T) {
 				}
 				stop.Store(true)
 				<-done
+				t.Logf("CONTENTION %s/%s hot+victim: %s", e.Target, mode, maint())
 				victimCalls.report(t, fmt.Sprintf("%s/%s victim (%d rows) x %d", e.Target, mode, victimRows, rounds))
 				hotCalls.report(t, fmt.Sprintf("%s/%s hot writer (100 rows)", e.Target, mode))
 				check(t, mode, &victimCalls)
@@ -170,6 +216,7 @@ func TestContention(t *testing.T) {
 				e.ordersTable(t, cat, name)
 				const writers = 8
 				var all calls
+				maint := maintain(t, e, name, keep, opts(t))
 				var wg sync.WaitGroup
 				for i := range writers {
 					w, _ := openWriter(t, e, name, opts(t)...)
@@ -187,6 +234,7 @@ func TestContention(t *testing.T) {
 					}()
 				}
 				wg.Wait()
+				t.Logf("CONTENTION %s/%s 8x8: %s", e.Target, mode, maint())
 				all.report(t, fmt.Sprintf("%s/%s 8 writers x 8 partitions x %d", e.Target, mode, rounds))
 				check(t, mode, &all)
 			})
