@@ -423,7 +423,6 @@ func windowText(window []partition.Key) string {
 
 func cmpKeys(a, b partition.Key) int { return strings.Compare(a.String(), b.String()) }
 
-
 // removeFiles deletes staged files no snapshot references. (stager.remove
 // would also delete the stager's other files.)
 func removeFiles(ctx context.Context, tbl *icetable.Table, files []iceberg.DataFile) error {
