@@ -29,8 +29,9 @@ func WithCommitLock(l commit.Locker) Option {
 // transaction: table properties, snapshot expiry), loading the table after
 // taking it, so that the commit waits its turn instead of racing this
 // writer's own calls (from other goroutines: a writer's commits take turns)
-// and, with a lock, the writers that share it. The error wraps
-// [commit.ErrLock] and ctx's cause.
+// and, with a lock, the writers that share it. The writer's own write
+// calls wait while it is held: do not make them from the goroutine that
+// holds it. The error wraps [commit.ErrLock] and ctx's cause.
 func (w *Writer) LockCommits(ctx context.Context) (unlock func(), err error) {
 	if err := w.commitTurn.lockCtx(ctx); err != nil {
 		return nil, fmt.Errorf("table: %s: %w: %w", w.name, commit.ErrLock, err)
