@@ -15,7 +15,9 @@
 //     current spec and under older specs;
 //  3. checks idempotence: when every partition already holds exactly this
 //     input from this code version and nothing touched it since, it stops
-//     with [commit.Result].Unchanged and no snapshot;
+//     with [commit.Result].Unchanged and no snapshot ([Request].SkipHeld
+//     leaves each such partition out and commits the others, as
+//     ReplaceWindow does; decided again on every attempt's state);
 //  4. writes one snapshot that deletes those files and adds the new ones
 //     (manifests and a manifest list, with iceberg-go's public manifest
 //     writers) and commits it through the catalog, requiring that main,
