@@ -147,7 +147,13 @@ func (h Hygiene) expire(ctx context.Context, w *table.Writer) error {
 // a checkpoint file (snapshotcommit.WriteCheckpoint) that the same commit names in
 // the table property commit.PropertyLineage.
 func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Duration) error {
-	return retry(ctx, w, func(tbl *icetable.Table) (bool, error) {
+	// The files the expiry frees are removed after it, out of the
+	// writer's commit turn: the run's workers need not wait for them.
+	var (
+		garbage []string
+		gfs     iceio.IO
+	)
+	err := retry(ctx, w, func(tbl *icetable.Table) (bool, error) {
 		fsys, err := tbl.FS(ctx)
 		if err != nil {
 			return false, err
@@ -187,14 +193,16 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 			}
 			return true, err
 		}
+		gfs, garbage = fsys, freed
 		if old := tbl.Properties()[commit.PropertyLineage]; old != "" && old != path {
-			_ = fsys.Remove(old) // replaced: the new checkpoint holds its records
-		}
-		for _, f := range freed {
-			_ = fsys.Remove(f) // best effort: what remains is for an orphan cleanup
+			garbage = append(garbage, old) // replaced: the new checkpoint holds its records
 		}
 		return true, nil
 	})
+	for _, f := range garbage {
+		_ = gfs.Remove(f) // best effort: what remains is for an orphan cleanup
+	}
+	return err
 }
 
 // newestExpired is the newest snapshot of main's ancestry in before that
