@@ -8,8 +8,10 @@ import (
 
 // writeView is tbl as a stager's writers see it: with
 // write.target-file-size-bytes honored, zstd at [DefaultZstdLevel] unless
-// the table sets a level (compression.go) and, when unsorted is set
-// (icerun sorts the rows itself), without iceberg-go's per-batch sort.
+// the table sets a level (compression.go), row groups of at most
+// rowGroupRows rows when above 0 and the table sets no row-group limit,
+// and, when unsorted is set (icerun sorts the rows itself), without
+// iceberg-go's per-batch sort.
 //
 // iceberg-go v0.7.0 rolls to a new file once the bytes flushed to the
 // current one reach the target, but it flushes only whole row groups
@@ -20,7 +22,7 @@ import (
 // eighth of it: a row group counts only the pages it has flushed, so a
 // file ends within about one page per column past the target. A table
 // whose properties already satisfy this is returned as it is.
-func writeView(tbl *icetable.Table, unsorted bool) (*icetable.Table, error) {
+func writeView(tbl *icetable.Table, unsorted bool, rowGroupRows int64) (*icetable.Table, error) {
 	props := tbl.Properties()
 	target := int64(props.GetInt(icetable.WriteTargetFileSizeBytesKey, icetable.WriteTargetFileSizeBytesDefault))
 	set := map[string]string{}
@@ -36,6 +38,9 @@ func writeView(tbl *icetable.Table, unsorted bool) (*icetable.Table, error) {
 		}
 	}
 	compressionLevel(props, set)
+	if _, ok := props[icetable.ParquetRowGroupLimitKey]; !ok && rowGroupRows > 0 && rowGroupRows < icetable.ParquetRowGroupLimitDefault {
+		set[icetable.ParquetRowGroupLimitKey] = strconv.FormatInt(rowGroupRows, 10)
+	}
 	unsorted = unsorted && !tbl.SortOrder().IsUnsorted()
 	if len(set) == 0 && !unsorted {
 		return tbl, nil

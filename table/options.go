@@ -27,6 +27,10 @@ type config struct {
 	unknown     schema.UnknownPolicy
 	splitRows   int64
 	maxWriters  int
+	// rowGroupRows, when above 0, caps the Parquet row group of the files
+	// written, unless the table sets write.parquet.row-group-limit itself
+	// (Upsert sets it for its rewrites, see upsertRowGroupRows).
+	rowGroupRows int64
 	upsertOrder string // options_upsert.go
 	contract    *schema.Contract
 	branch      string // options_branch.go; "" is main

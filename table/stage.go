@@ -75,7 +75,7 @@ func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg c
 		s.spec, s.specErr = partition.NewSpec(tbl.Spec(), tbl.Schema())
 	}
 	var err error
-	if s.write, err = writeView(tbl, false); err != nil { // add and finish report it
+	if s.write, err = writeView(tbl, false, cfg.rowGroupRows); err != nil { // add and finish report it
 		s.err = err
 		cancel(err)
 	}
@@ -104,7 +104,7 @@ func (s *stager) sorted(cfg config) error {
 	if order == nil {
 		return nil
 	}
-	view, err := writeView(s.tbl, true) // icerun sorts: iceberg-go's per-batch sort is off
+	view, err := writeView(s.tbl, true, cfg.rowGroupRows) // icerun sorts: iceberg-go's per-batch sort is off
 	if err != nil {
 		return err
 	}
@@ -244,10 +244,14 @@ func (s *stager) file(st *stream, f iceberg.DataFile) (iceberg.DataFile, error) 
 	return rebuildFile(f, path, s.tbl.Spec(), values, sortID)
 }
 
-// rowGroupRows is the Parquet row-group row limit the writers use: the
-// table's write.parquet.row-group-limit, or iceberg-go's default.
+// rowGroupRows is the Parquet row-group row limit the writers use: their
+// view's write.parquet.row-group-limit, or iceberg-go's default.
 func (s *stager) rowGroupRows() int64 {
-	if n, err := strconv.ParseInt(s.tbl.Properties()[icetable.ParquetRowGroupLimitKey], 10, 64); err == nil && n > 0 {
+	tbl := s.write
+	if tbl == nil {
+		tbl = s.tbl
+	}
+	if n, err := strconv.ParseInt(tbl.Properties()[icetable.ParquetRowGroupLimitKey], 10, 64); err == nil && n > 0 {
 		return n
 	}
 	return icetable.ParquetRowGroupLimitDefault

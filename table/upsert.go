@@ -64,7 +64,9 @@ var (
 // crash an orphan cleanup removes them), plus an 8-byte hash per input
 // key to refuse a key found in two partitions. Each touched partition, its
 // current rows and its spilled input are then streamed batch by batch, one
-// partition at a time.
+// partition at a time, and the rewrite is written in row groups of at
+// most 131,072 rows unless the table sets write.parquet.row-group-limit
+// (reading and writing at once then stay within a replace's memory).
 //
 // The result counts, as for a replace, every row the rewritten
 // partitions held (DeletedRows) and hold now (AddedRows). A rerun whose

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
@@ -331,4 +333,52 @@ func TestUpsertLeavesOnlyLiveFiles(t *testing.T) {
 	}
 	slices.Sort(live)
 	assert.Equal(t, live, catalogtest.DataFiles(t, dir))
+}
+
+// TestUpsertRowGroups: a partition Upsert rewrites is written in row
+// groups of at most 131,072 rows (what keeps its memory within a full
+// replace's), unless the table sets write.parquet.row-group-limit, which
+// is honored; a replace keeps iceberg-go's default.
+func TestUpsertRowGroups(t *testing.T) {
+	for _, tc := range []struct {
+		props              iceberg.Properties
+		replaced, upserted []int64
+	}{
+		{nil, []int64{200_000}, []int64{131_072, 68_928}},
+		{iceberg.Properties{icetable.ParquetRowGroupLimitKey: "150000"}, []int64{150_000, 50_000}, []int64{150_000, 50_000}},
+	} {
+		cat, _ := catalogtest.New(t)
+		ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, tc.props)
+		w := open(t, cat, ident, table.WithParallelWrite(1, 1<<20)) // one file
+		replaceDay(t, w, day0, 200_000)
+		assert.Equal(t, tc.replaced, rowGroups(t, cat, ident), "replace, %v", tc.props)
+		changed := orderdata.Day(day0, 10)
+		for i := range changed {
+			changed[i].Amount++
+		}
+		res := upsert(t, w, changed)
+		require.False(t, res.Unchanged)
+		assert.Equal(t, tc.upserted, rowGroups(t, cat, ident), "upsert, %v", tc.props)
+	}
+}
+
+// rowGroups lists the rows of every row group of the table's data files.
+func rowGroups(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) []int64 {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	require.NoError(t, err)
+	fsys, err := tbl.FS(context.Background())
+	require.NoError(t, err)
+	var out []int64
+	for _, f := range liveFiles(t, tbl) {
+		in, err := fsys.Open(f.FilePath())
+		require.NoError(t, err)
+		rdr, err := file.NewParquetReader(in)
+		require.NoError(t, err)
+		for i := range rdr.NumRowGroups() {
+			out = append(out, rdr.MetaData().RowGroup(i).NumRows())
+		}
+		require.NoError(t, rdr.Close())
+	}
+	return out
 }
