@@ -31,10 +31,10 @@ type config struct {
 	// written, unless the table sets write.parquet.row-group-limit itself
 	// (Upsert sets it for its rewrites, see upsertRowGroupRows).
 	rowGroupRows int64
-	upsertOrder string // options_upsert.go
-	contract    *schema.Contract
-	branch      string // options_branch.go; "" is main
-	force       bool
+	upsertOrder  string // options_upsert.go
+	contract     *schema.Contract
+	branch       string // options_branch.go; "" is main
+	force        bool
 	// observe.go
 	logger         *slog.Logger
 	tracerProvider trace.TracerProvider
