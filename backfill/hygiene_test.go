@@ -242,7 +242,9 @@ func TestExpireLosingEveryRaceIsErrConflict(t *testing.T) {
 		races++ // a new code version each time: the replacement is never Unchanged
 		other, err := table.Open(ctx, cat, ident, table.WithCodeVersion(fmt.Sprint(races)))
 		require.NoError(t, err)
-		_, err = other.ReplacePartition(ctx, ks[0], must(orders(ctx, ks[0])))
+		rows, err := orders(ctx, ks[0])
+		require.NoError(t, err)
+		_, err = other.ReplacePartition(ctx, ks[0], rows)
 		require.NoError(t, err)
 	}}
 	maint, err := table.Open(ctx, raced, ident)
@@ -253,13 +255,6 @@ func TestExpireLosingEveryRaceIsErrConflict(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, tbl.Metadata().Snapshots(), 3+races, "nothing expired")
 	require.Positive(t, races)
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
 
 // refusals is a catalog that counts the commits it refuses; the tables it
