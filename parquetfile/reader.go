@@ -37,8 +37,9 @@ const DefaultBatchRows = 8192
 type File struct {
 	Path string
 	Size int64
-	// Hive holds the col=value pairs of the folders between the opened
-	// folder and the file, decoded (nil for a file given by path).
+	// Hive holds the col=value pairs of the folders in the file's path as
+	// given (the opened folder and the folders above it included),
+	// decoded; nil when there is none.
 	Hive map[string]string
 	// HiveNames are the columns of Hive in folder order, outermost first.
 	HiveNames []string
@@ -165,7 +166,8 @@ func List(paths []string) ([]File, error) {
 			return nil, fmt.Errorf("parquetfile: %w", err)
 		}
 		if !st.IsDir() {
-			out = append(out, File{Path: p, Size: st.Size()})
+			h, names := hive(p)
+			out = append(out, File{Path: p, Size: st.Size(), Hive: h, HiveNames: names})
 			continue
 		}
 		var found []File
@@ -187,7 +189,7 @@ func List(paths []string) ([]File, error) {
 			if err != nil {
 				return err
 			}
-			h, names := hive(p, path)
+			h, names := hive(path)
 			found = append(found, File{Path: path, Size: info.Size(), Hive: h, HiveNames: names})
 			return nil
 		})
@@ -206,13 +208,10 @@ func List(paths []string) ([]File, error) {
 	return out, nil
 }
 
-// hive decodes the col=value folder names between root and path, and
-// returns the columns in folder order.
-func hive(root, path string) (m map[string]string, names []string) {
-	rel, err := filepath.Rel(root, filepath.Dir(path))
-	if err != nil || rel == "." {
-		return nil, nil
-	}
+// hive decodes the col=value folder names of path, and returns the
+// columns in folder order (a column named twice takes the inner value).
+func hive(path string) (m map[string]string, names []string) {
+	rel := filepath.Dir(filepath.Clean(path))
 	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok || k == "" {

@@ -14,8 +14,11 @@ func historyCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(rest) != 1 {
-		return fmt.Errorf("%w: history takes one KEY after the table, got %d arguments", errUsage, len(rest))
+	if len(rest) == 0 {
+		return fmt.Errorf("%w: history takes one KEY after the table", errUsage)
+	}
+	if err := noArgs(rest[1:]); err != nil {
+		return err
 	}
 	ctx, w, err := e.writer(ctx)
 	if err != nil {
