@@ -54,7 +54,7 @@ func TestReplaceReadsEveryFileOfAGlob(t *testing.T) {
 	var files []string
 	for i, n := range []int{10, 20, 30} {
 		p := filepath.Join(in, "split", "part-"+string(rune('a'+i))+".parquet")
-		rec := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(day, 60)[i*10 : i*10+n])
+		rec := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(day, 60)[i*10:i*10+n])
 		writeBatches(t, p, rec)
 		rec.Release()
 		files = append(files, p)
