@@ -117,6 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, oneLine("icerun "+c.name+": "+err.Error()+" (icerun "+c.name+" -h for usage)"))
 		return exitUsage
 	}
+	err = explain(err)
 	code := exitCode(ctx, err)
 	fmt.Fprintln(stderr, oneLine("icerun "+c.name+": "+e.redact(err.Error())+exitHint(code)))
 	return code
