@@ -27,10 +27,10 @@ func createCmd(ctx context.Context, e *env, args []string) error {
 	schemaJSON := fs.String("schema", "", `Iceberg schema JSON ({"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":true}]}), or @FILE`)
 	spec := fs.String("partition", "", "partition spec in Spark's syntax: col, years(c), months(c), days(c), hours(c), bucket(N,c), truncate(W,c), comma-separated; e.g. 'days(event_ts),bucket(8,id)' (default: unpartitioned)")
 	var required stringList
-	fs.Var(&required, "required", "with -schema-from: make these columns required, comma-separated or repeated (default: every column optional, whatever the file says, so that a later null is accepted)")
+	fs.Var(&required, "required", "with -schema-from: make these `COLUMNS` required, comma-separated or repeated (default: every column optional, whatever the file says, so that a later null is accepted)")
 	version := fs.Int("format-version", 2, "Iceberg format version: 1, 2 or 3")
 	var props stringList
-	fs.Var(&props, "property", "table property k=v (repeatable)")
+	fs.Var(&props, "property", "table property `k=v` (repeatable)")
 	rest, err := e.parse(fs, args)
 	if err != nil {
 		return err

@@ -68,7 +68,7 @@ func (e *env) writeFlags(fs *flag.FlagSet) {
 // input; the names the shell hands the command after the table (a glob)
 // are added to it by parse.
 func fileFlag(fs *flag.FlagSet, paths *stringList, what string) {
-	fs.Var(paths, "file", what+" (repeatable; names after the table are files too, so a shell glob works; folders are read recursively, Hive col=value folders included)")
+	fs.Var(paths, "file", what+" `PATH` (repeatable; names after the table are files too, so a shell glob works; folders are read recursively, Hive col=value folders included)")
 }
 
 // parse parses args: flags, the table (the first argument that is not a

@@ -15,6 +15,8 @@
 // is removed, the summary printed) with exit 130 and 143.
 package main
 
+//go:generate go test -run TestCLIReference -update .
+
 import (
 	"context"
 	"errors"
