@@ -127,3 +127,17 @@ func TestUnpartitioned(t *testing.T) {
 	require.Contains(t, out, "+12 rows")
 	require.Contains(t, out, "-30 rows")
 }
+
+// An unchanged replace -branch says that it made no branch, instead of
+// leaving publish to fail on a branch that does not exist.
+func TestUnchangedBranchReplace(t *testing.T) {
+	wh := warehouse(t)
+	in := t.TempDir()
+	parquetFile(t, filepath.Join(in, "a.parquet"), day, 40)
+	code, _, errs := icerun("replace", "db.fact_orders", "-warehouse", wh, "-key", "event_date=2026-07-14", filepath.Join(in, "a.parquet"))
+	require.Equal(t, 0, code, errs)
+	code, out, errs := icerun("replace", "db.fact_orders", "-warehouse", wh, "-key", "event_date=2026-07-14", "-branch", "audit", filepath.Join(in, "a.parquet"))
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "unchanged")
+	require.Contains(t, out, "branch audit was not created")
+}

@@ -46,6 +46,7 @@ func replaceCmd(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		e.printPartitions(w, res)
+		e.noteBranch(w, res)
 		return nil
 	}
 	key, err := e.key(w, *keyText)
@@ -62,7 +63,22 @@ func replaceCmd(ctx context.Context, e *env, args []string) error {
 		return inInput(err, rows)
 	}
 	e.printResult(key.String(), w, res)
+	e.noteBranch(w, res)
 	return nil
+}
+
+// noteBranch says when an unchanged write to a branch left no branch:
+// main already holds the input, so there is nothing to publish.
+func (e *env) noteBranch(w *table.Writer, res commit.Result) {
+	if e.branch == "" || !res.Unchanged {
+		return
+	}
+	for name := range w.Table().Metadata().Refs() {
+		if name == e.branch {
+			return
+		}
+	}
+	fmt.Fprintf(e.out, "branch %s was not created: main already holds exactly this input, so there is nothing to publish\n", e.branch)
 }
 
 // key parses a key of w's table. A key of one field may name the column
