@@ -226,3 +226,22 @@ func TestBinaryLifecycle(t *testing.T) {
 	_, errs = icerun(64, "describe", "shop.orders")
 	require.Contains(t, errs, "shop.orders")
 }
+
+// The binary links the catalog and IO drivers a user can configure
+// (docs/cli.md, "Binary size"): the SQL catalog with the SQLite and
+// PostgreSQL drivers, REST, local and S3 file IO; the native Glue client
+// only with -tags icerun_glue.
+func TestLinkedDrivers(t *testing.T) {
+	deps := func(tags ...string) string {
+		args := append([]string{"list", "-deps"}, tags...)
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	def := deps()
+	for _, p := range []string{"github.com/apache/iceberg-go/catalog/sql", "github.com/apache/iceberg-go/catalog/rest", "github.com/apache/iceberg-go/io/gocloud/s3", "github.com/uptrace/bun/driver/pgdriver", "github.com/uptrace/bun/driver/sqliteshim"} {
+		require.Contains(t, def, p+"\n")
+	}
+	require.NotContains(t, def, "github.com/apache/iceberg-go/catalog/glue\n")
+	require.Contains(t, deps("-tags", "icerun_glue"), "github.com/apache/iceberg-go/catalog/glue\n")
+}
