@@ -21,6 +21,7 @@ import (
 func backfillCmd(ctx context.Context, e *env, args []string) error {
 	fs := e.tableFlags()
 	e.writeFlags(fs)
+	e.logFlag(fs)
 	dir := fs.String("dir", "", "input folder: one sub-folder per key, DIR/FIELD=VALUE/ (FIELD the partition field, e.g. event_ts_day) or, for a one-field key, DIR/COLUMN=VALUE/ of any one column (DuckDB's PARTITION_BY (event_date) writes DIR/event_date=2026-07-14/)")
 	from := fs.String("from", "", "first key")
 	to := fs.String("to", "", "last key")

@@ -95,7 +95,7 @@ func TestBinaryHelp(t *testing.T) {
 		"plan":        {"-key", "-file"},
 		"history":     {"-table"},
 		"publish":     {"-branch", "-force"},
-		"upsert":      {"-on", "-order-by", "-file", "-branch", "-log-format"},
+		"upsert":      {"-on", "-order-by", "-file", "-branch"},
 		"window":      {"-last", "-end", "-late", "-file"},
 		"list":        {"-catalog", "-warehouse"},
 		"branches":    {"-table"},

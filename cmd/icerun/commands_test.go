@@ -141,3 +141,20 @@ func TestUnchangedBranchReplace(t *testing.T) {
 	require.Contains(t, out, "unchanged")
 	require.Contains(t, out, "branch audit was not created")
 }
+
+// A flag that means nothing to a command is not offered to it.
+func TestFlagsNotOffered(t *testing.T) {
+	wh := warehouse(t)
+	for _, args := range [][]string{
+		{"history", "db.fact_orders", "event_date=2026-07-14", "-code-version", "v1"},
+		{"describe", "db.fact_orders", "-run-id", "r"},
+		{"drop-branch", "db.fact_orders", "-branch", "b", "-code-version", "v1"},
+		{"upsert", "db.fact_orders", "-on", "order_id", "-log-format", "json", "x.parquet"},
+		{"list", "-table", "db.fact_orders"},
+		{"version", "-warehouse", wh},
+	} {
+		code, _, errs := icerun(append(args, "-warehouse", wh)...)
+		require.Equal(t, exitUsage, code, "%v: %s", args, errs)
+		require.Contains(t, errs, "flag provided but not defined", "%v", args)
+	}
+}

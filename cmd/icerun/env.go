@@ -61,7 +61,12 @@ func (e *env) tableFlags() *flag.FlagSet {
 func (e *env) writeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&e.runID, "run-id", os.Getenv("ICERUN_RUN_ID"), "run id recorded in the snapshots (ICERUN_RUN_ID; default: random)")
 	fs.StringVar(&e.codeVersion, "code-version", envOr("ICERUN_CODE_VERSION", table.DefaultCodeVersion), "code version recorded in the snapshots, e.g. a git commit (ICERUN_CODE_VERSION)")
-	fs.StringVar(&e.logFormat, "log-format", os.Getenv("ICERUN_LOG_FORMAT"), "structured log of every commit on stderr: text or json (ICERUN_LOG_FORMAT; default: none)")
+}
+
+// logFlag adds -log-format to the commands whose commits the table's
+// logger records (replacements: replace, window, backfill).
+func (e *env) logFlag(fs *flag.FlagSet) {
+	fs.StringVar(&e.logFormat, "log-format", os.Getenv("ICERUN_LOG_FORMAT"), "structured log of every commit attempt and outcome on stderr: text or json (ICERUN_LOG_FORMAT; default: none)")
 }
 
 // fileFlag adds the repeatable -file of the commands that read Parquet

@@ -6,9 +6,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/commit"
@@ -82,6 +84,10 @@ func exitCode(ctx context.Context, err error) int {
 				return c.code
 			}
 		}
+	}
+	var pe pgdriver.Error
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Field('C'), "28") {
+		return exitConfig // PostgreSQL refused the credentials (SQLSTATE class 28)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) {

@@ -64,7 +64,6 @@ func publishCmd(ctx context.Context, e *env, args []string) error {
 // dropBranchCmd removes a branch's ref.
 func dropBranchCmd(ctx context.Context, e *env, args []string) error {
 	fs := e.tableFlags()
-	e.writeFlags(fs)
 	branch := fs.String("branch", "", "the branch to remove")
 	rest, err := e.parse(fs, args)
 	if err != nil {

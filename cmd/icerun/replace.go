@@ -18,6 +18,7 @@ import (
 func replaceCmd(ctx context.Context, e *env, args []string) error {
 	fs := e.tableFlags()
 	e.writeFlags(fs)
+	e.logFlag(fs)
 	keyText := fs.String("key", "", "partition key, e.g. event_date=2026-07-14 (several fields joined by /); without it, every partition the rows produce is replaced (the others are left as they are)")
 	var paths stringList
 	fileFlag(fs, &paths, "Parquet file or folder with the rows")
