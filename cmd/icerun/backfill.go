@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/icerun/icerun/backfill"
+	"github.com/icerun/icerun/parquetfile"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -85,8 +87,13 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	if layout.column != "" {
 		fmt.Fprintf(e.err, "backfill: reading %s for the key %s=VALUE\n", filepath.Join(*dir, layout.column+"=VALUE"), layout.field)
 	}
+	var readers sync.Map // key text -> the *parquetfile.Reader of its last attempt
 	job := func(ctx context.Context, k partition.Key) (array.RecordReader, error) {
-		return e.openInput(ctx, w.Table(), &k, []string{layout.dir(k)})
+		r, err := e.openInput(ctx, w.Table(), &k, []string{layout.dir(k)})
+		if err == nil {
+			readers.Store(k.String(), r)
+		}
+		return r, err
 	}
 	opts = append(opts, backfill.WithClock(time.Now), backfill.WithProgress(backfillProgress(newProgress(e.err, "backfill"))))
 	opts = append(opts, inputIdentity(layout)...)
@@ -103,6 +110,11 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 		rep.Total, rep.Written, rep.Unchanged, rep.Skipped, len(rep.Failed), rep.Rows, rep.Commits, rep.Before, rep.After)
 	reportProperties(e.out, before, after)
 	shard.report(e.out, rep)
+	if len(rep.Failed) > 0 && len(rep.Failed[0].Keys) == 1 { // one key per snapshot: its reader read the failed batch
+		if r, ok := readers.Load(rep.Failed[0].Keys[0].String()); ok {
+			err = inInput(err, r.(*parquetfile.Reader))
+		}
+	}
 	return err
 }
 

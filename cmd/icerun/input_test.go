@@ -119,6 +119,13 @@ func TestRowOutsideNamesFileAndRow(t *testing.T) {
 		require.Equal(t, exitData, code, errs)
 		require.Contains(t, errs, "row 9001 of "+filepath.Join(in, "b.parquet"), "%s: the 9,001st row of b.parquet (batch row 808)", cmd)
 	}
+	// backfill names it too (one key per snapshot).
+	dayDir := filepath.Join(in, "byday", "event_date=2026-07-14")
+	require.NoError(t, os.MkdirAll(dayDir, 0o755))
+	require.NoError(t, os.Rename(filepath.Join(in, "b.parquet"), filepath.Join(dayDir, "b.parquet")))
+	code, _, errs := icerun("backfill", "db.fact_orders", "-warehouse", wh, "-dir", filepath.Join(in, "byday"), "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14")
+	require.Equal(t, exitData, code, errs)
+	require.Contains(t, errs, "row 9001 of "+filepath.Join(dayDir, "b.parquet"))
 }
 
 // A Hive folder names a table column the files lack (DuckDB's
