@@ -66,6 +66,56 @@ func TestReadmeEmbeddedSnippets(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(`(?m)^\|\s*1000\|$`), out, "Spark snippet's output")
 }
 
+// TestReadmeDuckDBSnippet runs the README's DuckDB block on the embedded
+// catalog with $ICERUN_DUCKDB_PYTHON, a Python with duckdb and the
+// duckdb-ext-iceberg, -avro and -sqlite packages (scripts/engines does not
+// install them; without it the test skips, CI included). The extensions
+// load from those packages instead of INSTALL, which needs DuckDB's own
+// download site.
+func TestReadmeDuckDBSnippet(t *testing.T) {
+	py := os.Getenv("ICERUN_DUCKDB_PYTHON")
+	if py == "" {
+		t.Skip("ICERUN_DUCKDB_PYTHON is not set: a Python with duckdb and duckdb-ext-iceberg, -avro, -sqlite")
+	}
+	if !slices.Contains(Targets(), "sqlite") {
+		t.Skip("the embedded catalog runs with the sqlite target")
+	}
+	section := readmeEnginesSection(t)
+	_, sql, ok := strings.Cut(section, "```sql\n")
+	require.True(t, ok, "the engines section has a sql block")
+	sql, _, _ = strings.Cut(sql, "\n```")
+	dir := t.TempDir()
+	cat, err := catalogconfig.OpenLocal(context.Background(), filepath.Join(dir, "warehouse"))
+	require.NoError(t, err)
+	readmeWrite(t, cat)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "snippet.sql"), []byte(sql), 0o644))
+	out := runPython(t, py, dir, duckdbRunner)
+	require.Equal(t, "[(1000,)]", strings.TrimSpace(out), "DuckDB snippet's output")
+}
+
+// duckdbRunner runs snippet.sql statement by statement and prints the last
+// result: INSTALL is skipped and LOAD takes the extension file of the
+// duckdb-ext-NAME package (avro, which iceberg needs, first).
+const duckdbRunner = `
+import duckdb, glob, site
+exts = {}
+for d in site.getsitepackages():
+    for f in glob.glob(d + "/duckdb_ext/extensions/v" + duckdb.__version__ + "/*/*.duckdb_extension"):
+        exts[f.rsplit("/", 1)[1].split(".")[0].replace("sqlite_scanner", "sqlite")] = f
+con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+con.execute("LOAD '%s'" % exts["avro"])  # iceberg's dependency, which DuckDB would autoload
+rows = None
+for stmt in open("snippet.sql").read().split(";"):
+    words = stmt.split()
+    if not words or words[0].upper() == "INSTALL":
+        continue
+    if words[0].upper() == "LOAD":
+        con.execute("LOAD '%s'" % exts[words[1]])
+        continue
+    rows = con.execute(stmt).fetchall()
+print(rows)
+`
+
 // TestReadmePostgresS3Properties opens a catalog named prod on PostgreSQL
 // with an S3 warehouse, as catalogconfig.Open(ctx, "prod") does, writes
 // through it, and reads it back with the README's PyIceberg catalog and
@@ -177,15 +227,11 @@ func readmeWrite(t *testing.T, cat catalog.Catalog) {
 // PostgreSQL + S3 properties.
 func readmePythonBlocks(t *testing.T) []string {
 	t.Helper()
-	_, self, _, _ := runtime.Caller(0)
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "README.md"))
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(raw), "\n"+readmeEnginesHeading+"\n")
-	require.True(t, ok, "README has %q", readmeEnginesHeading)
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := readmeEnginesSection(t)
 	var blocks []string
 	for {
 		var code string
+		var ok bool
 		if _, section, ok = strings.Cut(section, "```python\n"); !ok {
 			break
 		}
@@ -195,6 +241,19 @@ func readmePythonBlocks(t *testing.T) []string {
 	}
 	require.Len(t, blocks, 3, "the engines section's python blocks: PyIceberg, Spark, PostgreSQL + S3")
 	return blocks
+}
+
+// readmeEnginesSection returns the README's section on reading the
+// tables with other engines.
+func readmeEnginesSection(t *testing.T) string {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "README.md"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(raw), "\n"+readmeEnginesHeading+"\n")
+	require.True(t, ok, "README has %q", readmeEnginesHeading)
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section
 }
 
 // replaceAll replaces each placeholder, which must occur in s.
