@@ -51,13 +51,63 @@ func duckDBDays(t *testing.T, dir string, days ...time.Time) int {
 	return 2 * perFile
 }
 
+// walkTarget is a catalog the walkthrough runs on: the environment its
+// commands get.
+type walkTarget struct {
+	name string
+	env  []string // added to HOME and PATH
+}
+
+// walkTargets are the embedded catalog, and PostgreSQL + S3 when
+// scripts/integration pg s3 started them (ICERUN_PG_URI, ICERUN_S3_*);
+// with ICERUN_WALKTHROUGH_TARGETS naming pg+s3 (as .ci/run does) their
+// absence fails the test.
+func walkTargets(t *testing.T) []walkTarget {
+	out := []walkTarget{{name: "sqlite"}}
+	pg, endpoint := os.Getenv("ICERUN_PG_URI"), os.Getenv("ICERUN_S3_ENDPOINT")
+	if pg == "" || endpoint == "" {
+		if strings.Contains(os.Getenv("ICERUN_WALKTHROUGH_TARGETS"), "pg+s3") {
+			t.Fatal("ICERUN_WALKTHROUGH_TARGETS names pg+s3 but ICERUN_PG_URI or ICERUN_S3_ENDPOINT is not set (scripts/integration pg s3)")
+		}
+		return out
+	}
+	return append(out, walkTarget{name: "pg+s3", env: []string{
+		"ICERUN_CATALOG=walk",
+		"ICERUN_CATALOG__WALK__URI=" + pg,
+		"ICERUN_CATALOG__WALK__WAREHOUSE=s3://" + os.Getenv("ICERUN_S3_BUCKET") + "/walkthrough-" + time.Now().UTC().Format("20060102T150405.000000000"),
+		"ICERUN_CATALOG__WALK__S3__ENDPOINT=" + endpoint,
+		"ICERUN_CATALOG__WALK__S3__REGION=" + os.Getenv("ICERUN_S3_REGION"),
+		"ICERUN_CATALOG__WALK__S3__ACCESS_KEY_ID=" + os.Getenv("ICERUN_S3_ACCESS_KEY"),
+		"ICERUN_CATALOG__WALK__S3__SECRET_ACCESS_KEY=" + os.Getenv("ICERUN_S3_SECRET_KEY"),
+	}})
+}
+
 // The walkthrough of docs/cli.md, line by line, through the built binary
-// and a shell (the globs are the shell's), on the embedded catalog.
+// and a shell (the globs are the shell's), on the embedded catalog and,
+// where scripts/integration started them, on PostgreSQL + S3.
 func TestWalkthrough(t *testing.T) {
+	for _, target := range walkTargets(t) {
+		t.Run(target.name, func(t *testing.T) { walk(t, target) })
+	}
+}
+
+func walk(t *testing.T, target walkTarget) {
 	dir := t.TempDir()
 	first := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 	perDay := duckDBDays(t, filepath.Join(dir, "events"), first, first.AddDate(0, 0, 1), first.AddDate(0, 0, 2))
 	bin := filepath.Dir(binary(t))
+	env := append([]string{"HOME=" + dir, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, target.env...)
+	shell := func(line string) (string, error) {
+		sh := exec.Command("bash", "-c", line)
+		sh.Dir = dir
+		sh.Env = env
+		out, err := sh.CombinedOutput()
+		return string(out), err
+	}
+	if target.env != nil { // a shared catalog: the table of an earlier run goes first
+		_, _ = shell("icerun drop shop.events -purge")
+		t.Cleanup(func() { _, _ = shell("icerun drop shop.events -purge") })
+	}
 	lines := walkthrough(t)
 	want := [][]string{ // what each line prints (stdout and stderr)
 		{"created shop.events", "event_date: optional date", "event_ts_day"},
@@ -70,14 +120,14 @@ func TestWalkthrough(t *testing.T) {
 	}
 	require.Len(t, lines, len(want), "a check for every line of the walkthrough")
 	for i, line := range lines {
-		sh := exec.Command("bash", "-c", line)
-		sh.Dir = dir
-		sh.Env = []string{"HOME=" + dir, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
-		out, err := sh.CombinedOutput()
+		out, err := shell(line)
 		require.NoError(t, err, "%s\n%s", line, out)
 		for _, w := range want[i] {
-			require.Contains(t, string(out), w, "%s", line)
+			require.Contains(t, out, w, "%s", line)
 		}
+	}
+	if target.env != nil {
+		return // the describe line checked the record count
 	}
 	rows := tableRows(t, filepath.Join(dir, "warehouse"), icetable.Identifier{"shop", "events"})
 	require.EqualValues(t, 3*perDay, rows.NumRows())
