@@ -39,7 +39,7 @@ var ErrBranchExpired = errors.New("commit: the branch's history was expired")
 // ErrBranchSpecChanged means the branch wrote partitions under another
 // partition spec than main's current one, and main moved since the
 // branch's base: its keys name other rows under the current spec, so the
-// publish cannot re-plan them. Nothing was published. Rewriting those
-// partitions on the branch under the current spec, then publishing,
-// publishes them.
+// publish cannot re-plan them (the branch's writes under the old spec stay
+// on its history). Nothing was published. A branch cut again (after
+// dropping it) and written under the current spec publishes.
 var ErrBranchSpecChanged = errors.New("commit: branch written under another partition spec")

@@ -83,7 +83,7 @@ func Publish(ctx context.Context, cat catalog.Catalog, pr PublishRequest) (res c
 // commits it.
 func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req *Request, tbl *icetable.Table, res *commit.Result) (int64, error) {
 	*res = commit.Result{Attempts: res.Attempts}
-	req.landed = nil // a fast-forward sets it
+	req.landed = nil                                      // a fast-forward sets it
 	defer func() { req.Spec, req.extraReqs = nil, nil }() // planned again on the next attempt's state
 	md := tbl.Metadata()
 	ref, ok := Ref(md, pr.Branch)

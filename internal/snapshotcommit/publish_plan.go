@@ -99,7 +99,7 @@ func (pl publishPlan) sameSpec(md icetable.Metadata, branch string) error {
 	if len(other) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: branch %s wrote partitions under spec %s, main's spec is %d now and main moved since the branch's base: rewrite them on the branch under the current spec",
+	return fmt.Errorf("%w: branch %s wrote partitions under spec %s, main's spec is %d now and main moved since the branch's base: drop the branch and write them again on a new one",
 		commit.ErrBranchSpecChanged, branch, strings.Join(other, ", "), cur)
 }
 
