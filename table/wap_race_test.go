@@ -184,3 +184,31 @@ func dayRows(scan []byte, date string) int {
 	}
 	return n
 }
+
+// TestBranchCutFromEmptyTableAfterMainCommitted: a branch cut from an
+// empty table makes a snapshot without a parent, which the catalog does
+// not check against the table's last sequence number. Main commits twice
+// between the cut's planning and its commit: the cut must not land (it
+// would set the table's last sequence number back, and no reader could
+// load the table again); it is planned again, from main's head.
+func TestBranchCutFromEmptyTableAfterMainCommitted(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, _ := ordersTable(t)
+	raced := &catalogtest.Interposer{Catalog: cat, Before: func() {
+		mw := open(t, cat, ident)
+		replaceDay(t, mw, day0, 40)
+		replaceDay(t, mw, day0.AddDate(0, 0, 1), 30)
+	}}
+	bw := open(t, raced, ident, table.WithBranch("audit"))
+	res, err := bw.ReplacePartition(ctx, dayKey(t, bw, day0), reader(orderdata.Day(day0, 10)))
+	require.Nil(t, raced.Before, "main's commits ran")
+	require.NoError(t, err)
+	assert.Equal(t, 2, res.Attempts, "a conflict, retried once")
+	_, err = cat.LoadTable(ctx, ident)
+	require.NoError(t, err, "the table loads")
+	mainID, _ := refs(t, cat, ident, "audit")
+	assert.Equal(t, mainID, parentOf(t, cat, ident, res.SnapshotID), "the branch is cut from main's head")
+	assert.Equal(t, 10, dayRows(branchScan(t, cat, ident, "audit"), "2026-07-14"))
+	assert.Equal(t, 30, dayRows(branchScan(t, cat, ident, "audit"), "2026-07-15"))
+	assert.Equal(t, 40, dayRows(catalogtest.CanonicalScan(t, cat, ident), "2026-07-14"))
+}

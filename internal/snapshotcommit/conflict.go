@@ -3,6 +3,8 @@ package snapshotcommit
 import (
 	"errors"
 	"strings"
+
+	icetable "github.com/apache/iceberg-go/table"
 )
 
 // IsConflict reports whether err says the catalog refused the commit
@@ -40,4 +42,30 @@ func movedByAnotherRef(err error) bool {
 	msg := strings.ToLower(err.Error())
 	return strings.Contains(msg, "add snapshot with sequence number") ||
 		strings.Contains(msg, "is behind table next-row-id")
+}
+
+// rootGuards are the requirements of a commit of a snapshot without a
+// parent (the first of main, or of a branch cut from an empty main), to
+// ref, planned on md: every other ref is where it was, and main still has
+// no snapshot. The catalogs' metadata builders (iceberg-go's and Java's)
+// check a new snapshot's sequence number against the table's last one
+// only when it has a parent, and then set the table's last sequence
+// number to the snapshot's: a root snapshot planned before other refs
+// committed would set it back, and leave metadata that no reader can load
+// ("snapshot has sequence number 2 which is greater than last-sequence-
+// number 1"). With these requirements a commit of another existing ref
+// since the planning is a conflict instead. A ref created since the
+// planning is not covered: two branches cut at once from an empty table.
+func rootGuards(md icetable.Metadata, ref string) []icetable.Requirement {
+	var out []icetable.Requirement
+	for name, r := range md.Refs() {
+		if name != ref {
+			id := r.SnapshotID
+			out = append(out, icetable.AssertRefSnapshotID(name, &id))
+		}
+	}
+	if _, ok := Ref(md, icetable.MainBranch); !ok && ref != icetable.MainBranch {
+		out = append(out, icetable.AssertRefSnapshotID(icetable.MainBranch, nil))
+	}
+	return out
 }

@@ -171,6 +171,9 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 		},
 		written: p.written,
 	}
+	if snap.ParentSnapshotID == nil {
+		st.reqs = append(st.reqs, rootGuards(p.md, ref)...)
+	}
 	if len(setProps) > 0 {
 		st.updates = append(st.updates, icetable.NewSetPropertiesUpdate(setProps))
 	}
