@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
@@ -78,16 +79,31 @@ func runBranchChaos(t *testing.T, e env, version, rounds int) {
 		catalog.WithProperties(iceberg.Properties{icetable.PropertyFormatVersion: strconv.Itoa(version)}))
 	require.NoError(t, err)
 	parts := days(3)
+	// Main holds every partition before the chaos starts: branches are
+	// cut from a snapshot. (Cuts from an empty table make snapshots
+	// without a parent, whose races TestBranchCutFromEmptyTableAfterMainCommitted
+	// in package table covers, with one known gap: two branches cut at
+	// once from an empty table.)
+	written := map[int]string{} // tag -> the day its input was written to
+	seed, err := table.Open(ctx, cat, ident)
+	require.NoError(t, err)
+	for i, day := range parts {
+		written[i+1] = day
+		_, err := replaceTagged(ctx, seed, day, i+1, chaosRows(i+1), "", 0)
+		require.NoError(t, err)
+	}
 	branches := []string{"b0", "b1"}
 	actors := []chaosActor{{"main0", "", 0}, {"main1", "", 1}, {"branch0", "b0", 2}, {"branch1", "b1", 3}, {"publisher", "", 4}}
 
 	var mu sync.Mutex
-	written := map[int]string{} // tag -> the day its input was written to
 	counts := map[string]int{}  // outcome counts, by kind
 	var untyped []string
-	note := func(actor, op string, err error) {
+	note := func(actor, op string, res commit.Result, err error) {
 		mu.Lock()
 		defer mu.Unlock()
+		if res.Attempts > 1 {
+			counts["retried"]++
+		}
 		switch {
 		case err == nil:
 			counts["ok"]++
@@ -111,25 +127,28 @@ func runBranchChaos(t *testing.T, e env, version, rounds int) {
 			}
 			w, err := table.Open(ctx, acat, ident, opts...)
 			if err != nil {
-				note(a.name, "open", err)
+				note(a.name, "open", commit.Result{}, err)
 				return
 			}
 			forced, err := table.Open(ctx, acat, ident, table.WithForce())
 			if err != nil {
-				note(a.name, "open", err)
+				note(a.name, "open", commit.Result{}, err)
 				return
 			}
 			for r := range rounds {
 				if a.name == "publisher" {
+					// Paced so that publishes interleave with the
+					// branches' writes instead of preceding them.
+					time.Sleep(150 * time.Millisecond)
 					b := branches[r%len(branches)]
 					pub := w
 					if r%3 == 2 {
 						pub = forced
 					}
-					_, err := pub.Publish(ctx, b)
-					note(a.name, "publish "+b, err)
+					res, err := pub.Publish(ctx, b)
+					note(a.name, "publish "+b, res, err)
 					if r%4 == 3 {
-						note(a.name, "drop "+b, w.DropBranch(ctx, b))
+						note(a.name, "drop "+b, commit.Result{}, w.DropBranch(ctx, b))
 					}
 					continue
 				}
@@ -138,8 +157,8 @@ func runBranchChaos(t *testing.T, e env, version, rounds int) {
 				mu.Lock()
 				written[tag] = day
 				mu.Unlock()
-				_, err := replaceTagged(ctx, w, day, tag, chaosRows(tag), "", 0)
-				note(a.name, "replace "+day, err)
+				res, err := replaceTagged(ctx, w, day, tag, chaosRows(tag), "", 0)
+				note(a.name, "replace "+day, res, err)
 			}
 		})
 	}
@@ -160,8 +179,8 @@ func runBranchChaos(t *testing.T, e env, version, rounds int) {
 		}
 	}
 	assertNoOrphanData(t, e, ident)
-	t.Logf("BRANCH CHAOS %s v%d: %d actors x %d rounds: %d ok; typed failures: %d conflicts past the retry budget, %d publish conflicts, %d branches not there; %d untyped, %d violations",
-		e.Target, version, len(actors), rounds, counts["ok"], counts["conflict"], counts["publish conflict"], counts["no branch"], len(untyped), violations)
+	t.Logf("BRANCH CHAOS %s v%d: %d actors x %d rounds: %d ok (%d after a lost race); typed failures: %d conflicts past the retry budget, %d publish conflicts, %d branches not there; %d untyped, %d violations",
+		e.Target, version, len(actors), rounds, counts["ok"], counts["retried"], counts["conflict"], counts["publish conflict"], counts["no branch"], len(untyped), violations)
 }
 
 // checkChaosPartition returns what is wrong with partition day on ref:
