@@ -96,7 +96,7 @@ func runBranchChaos(t *testing.T, e env, version, rounds int) {
 	actors := []chaosActor{{"main0", "", 0}, {"main1", "", 1}, {"branch0", "b0", 2}, {"branch1", "b1", 3}, {"publisher", "", 4}}
 
 	var mu sync.Mutex
-	counts := map[string]int{}  // outcome counts, by kind
+	counts := map[string]int{} // outcome counts, by kind
 	var untyped []string
 	note := func(actor, op string, res commit.Result, err error) {
 		mu.Lock()
