@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
@@ -150,4 +152,47 @@ func onDay(scan []byte, date string) []string {
 		}
 	}
 	return out
+}
+
+// TestPublishRefusesBranchEqualityDeletes: equality deletes apply only to
+// data files of a lower sequence number, and the files a re-planned
+// publish carries all take its own: carried, they would bring their rows
+// back. The publish is refused, typed, and main stays as it was.
+func TestPublishRefusesBranchEqualityDeletes(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{icetable.PropertyFormatVersion: "2"})
+	mw := open(t, cat, ident)
+	replaceDay(t, mw, day0, 40)
+	replaceDay(t, open(t, cat, ident, table.WithBranch("audit")), day0, 12)
+	tbl, err := cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	txn := tbl.NewTransactionOnBranch("audit")
+	rows := orderdata.Reader(orderdata.Day(day0, 12)[:2], 64)
+	defer rows.Release()
+	sc := arrow.NewSchema([]arrow.Field{rows.Schema().Field(0), rows.Schema().Field(5)}, nil)
+	recs := func(yield func(arrow.RecordBatch, error) bool) {
+		for rows.Next() {
+			rec := rows.RecordBatch()
+			if !yield(array.NewRecordBatch(sc, []arrow.Array{rec.Column(0), rec.Column(5)}, rec.NumRows()), nil) {
+				return
+			}
+		}
+	}
+	files, err := txn.WriteEqualityDeletes(ctx, []int{1, 6}, recs)
+	require.NoError(t, err)
+	require.NoError(t, txn.NewRowDelta(nil).AddDeletes(files...).Commit(ctx))
+	_, err = txn.Commit(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 10, dayRows(branchScan(t, cat, ident, "audit"), "2026-07-14"), "the branch's day0 less 2 rows")
+	replaceDay(t, mw, day0.AddDate(0, 0, 1), 20) // main moves: the publish re-plans
+	mainID, _ := refs(t, cat, ident, "audit")
+	scan := catalogtest.CanonicalScan(t, cat, ident)
+
+	_, err = mw.Publish(ctx, "audit")
+	require.ErrorIs(t, err, commit.ErrUnsupported)
+	assert.Contains(t, err.Error(), "equality delete")
+	after, _ := refs(t, cat, ident, "audit")
+	assert.Equal(t, mainID, after, "main did not move")
+	assert.Equal(t, string(scan), string(catalogtest.CanonicalScan(t, cat, ident)))
 }
