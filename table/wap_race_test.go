@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -211,4 +212,65 @@ func TestBranchCutFromEmptyTableAfterMainCommitted(t *testing.T) {
 	assert.Equal(t, 10, dayRows(branchScan(t, cat, ident, "audit"), "2026-07-14"))
 	assert.Equal(t, 30, dayRows(branchScan(t, cat, ident, "audit"), "2026-07-15"))
 	assert.Equal(t, 40, dayRows(catalogtest.CanonicalScan(t, cat, ident), "2026-07-14"))
+}
+
+// openHook is a catalog whose tables run Hook once, before the first file
+// they open once it is set: a change another writer makes while a call
+// reads the files of the state it loaded.
+type openHook struct {
+	catalog.Catalog
+	Hook func()
+}
+
+func (c *openHook) LoadTable(ctx context.Context, ident icetable.Identifier) (*icetable.Table, error) {
+	tbl, err := c.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	fsF := func(ctx context.Context) (iceio.IO, error) {
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return hookIO{WriteFileIO: fsys.(iceio.WriteFileIO), c: c}, nil
+	}
+	return icetable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, c), nil
+}
+
+type hookIO struct {
+	iceio.WriteFileIO
+	c *openHook
+}
+
+func (h hookIO) Open(name string) (iceio.File, error) {
+	if f := h.c.Hook; f != nil {
+		h.c.Hook = nil
+		f()
+	}
+	return h.WriteFileIO.Open(name)
+}
+
+// TestPublishBranchDroppedAndExpiredWhilePlanning: the branch is dropped
+// and its snapshots expired while the publish reads the branch's
+// manifests. The publish plans again and finds no branch: a typed error,
+// not a missing file.
+func TestPublishBranchDroppedAndExpiredWhilePlanning(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, _ := ordersTable(t)
+	mw := open(t, cat, ident)
+	replaceDay(t, mw, day0, 40)
+	replaceDay(t, open(t, cat, ident, table.WithBranch("audit")), day0, 10)
+	replaceDay(t, mw, day0.AddDate(0, 0, 1), 20) // main moves: the publish re-plans
+	scan := catalogtest.CanonicalScan(t, cat, ident)
+
+	hooked := &openHook{Catalog: cat}
+	pw := open(t, hooked, ident)
+	hooked.Hook = func() {
+		require.NoError(t, mw.DropBranch(ctx, "audit"))
+		require.NoError(t, backfill.Expire(ctx, mw, 1, 0))
+	}
+	_, err := pw.Publish(ctx, "audit")
+	require.Nil(t, hooked.Hook, "the drop and the expiry ran")
+	require.ErrorIs(t, err, commit.ErrNoSuchBranch)
+	assert.Equal(t, string(scan), string(catalogtest.CanonicalScan(t, cat, ident)), "main reads as it was")
 }

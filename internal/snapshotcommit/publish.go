@@ -2,7 +2,9 @@ package snapshotcommit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strconv"
@@ -129,13 +131,17 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 	}
 	onBranch, err := planFiles(ctx, view, spec, keys, pr.cache)
 	if err != nil {
-		return 0, noRetry(err)
+		return 0, movedWhilePlanning(ctx, cat, tbl, err)
 	}
 	// Older-spec files the branch still lists hold no row of the keys:
 	// the branch's icerun writes deleted or rewrote those that did.
 	if !pr.Force {
 		if err := pr.conflicts(ctx, tbl, spec, keys, pl.base); err != nil {
-			return 0, err
+			var pc *commit.PublishConflictError
+			if errors.As(err, &pc) {
+				return 0, err
+			}
+			return 0, movedWhilePlanning(ctx, cat, tbl, err)
 		}
 	}
 
@@ -174,7 +180,7 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 func (pr *PublishRequest) conflicts(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys map[partition.Key]bool, base *icetable.Snapshot) error {
 	now, err := planFiles(ctx, tbl, spec, keys, pr.cache)
 	if err != nil {
-		return noRetry(err)
+		return err
 	}
 	then := plan{current: map[partition.Key][]iceberg.DataFile{}}
 	if base != nil {
@@ -183,7 +189,7 @@ func (pr *PublishRequest) conflicts(ctx context.Context, tbl *icetable.Table, sp
 			return noRetry(err)
 		}
 		if then, err = planFiles(ctx, at, spec, keys, pr.cache); err != nil {
-			return noRetry(err)
+			return err
 		}
 	}
 	var both []string
@@ -197,6 +203,22 @@ func (pr *PublishRequest) conflicts(ctx context.Context, tbl *icetable.Table, sp
 	}
 	slices.Sort(both)
 	return noRetry(&commit.PublishConflictError{Branch: pr.Branch, Partitions: both})
+}
+
+// movedWhilePlanning classifies err, a failure to read the files of the
+// state tbl (as loaded for this attempt) holds: a file that is gone while
+// the table moved since (a branch dropped and its snapshots expired, or
+// main's) is a conflict, planned again on the new state; anything else
+// ends the call.
+func movedWhilePlanning(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return noRetry(err)
+	}
+	now, lerr := cat.LoadTable(ctx, tbl.Identifier())
+	if lerr != nil || now.MetadataLocation() == tbl.MetadataLocation() {
+		return noRetry(err)
+	}
+	return fmt.Errorf("%w: the table moved while the publish read its files: %w", errCommitFailed, err)
 }
 
 // fastForward moves main's ref to the branch's head.
