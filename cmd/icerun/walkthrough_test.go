@@ -58,15 +58,29 @@ type walkTarget struct {
 	env  []string // added to HOME and PATH
 }
 
-// walkTargets are the embedded catalog, and PostgreSQL + S3 when
-// scripts/integration pg s3 started them (ICERUN_PG_URI, ICERUN_S3_*);
-// with ICERUN_WALKTHROUGH_TARGETS naming pg+s3 (as .ci/run does) their
-// absence fails the test.
+// walkTargets are the embedded catalog, PostgreSQL + S3 when
+// scripts/integration pg s3 started them (ICERUN_PG_URI, ICERUN_S3_*) and
+// Apache Iceberg's REST catalog server when it started that
+// (ICERUN_REST_*); with ICERUN_WALKTHROUGH_TARGETS naming pg+s3 or rest
+// (as .ci/run does) their absence fails the test.
 func walkTargets(t *testing.T) []walkTarget {
 	out := []walkTarget{{name: "sqlite"}}
+	want := os.Getenv("ICERUN_WALKTHROUGH_TARGETS")
+	if uri := os.Getenv("ICERUN_REST_URI"); uri != "" {
+		env := []string{"ICERUN_CATALOG=walk", "ICERUN_CATALOG__WALK__TYPE=rest", "ICERUN_CATALOG__WALK__URI=" + uri}
+		for k, v := range map[string]string{"WAREHOUSE": "ICERUN_REST_WAREHOUSE", "S3__ENDPOINT": "ICERUN_REST_S3_ENDPOINT", "S3__REGION": "ICERUN_REST_S3_REGION",
+			"S3__ACCESS_KEY_ID": "ICERUN_REST_S3_ACCESS_KEY", "S3__SECRET_ACCESS_KEY": "ICERUN_REST_S3_SECRET_KEY"} {
+			if val := os.Getenv(v); val != "" {
+				env = append(env, "ICERUN_CATALOG__WALK__"+k+"="+val)
+			}
+		}
+		out = append(out, walkTarget{name: "rest", env: env})
+	} else if strings.Contains(want, "rest") {
+		t.Fatal("ICERUN_WALKTHROUGH_TARGETS names rest but ICERUN_REST_URI is not set (scripts/integration rest)")
+	}
 	pg, endpoint := os.Getenv("ICERUN_PG_URI"), os.Getenv("ICERUN_S3_ENDPOINT")
 	if pg == "" || endpoint == "" {
-		if strings.Contains(os.Getenv("ICERUN_WALKTHROUGH_TARGETS"), "pg+s3") {
+		if strings.Contains(want, "pg+s3") {
 			t.Fatal("ICERUN_WALKTHROUGH_TARGETS names pg+s3 but ICERUN_PG_URI or ICERUN_S3_ENDPOINT is not set (scripts/integration pg s3)")
 		}
 		return out
@@ -84,7 +98,8 @@ func walkTargets(t *testing.T) []walkTarget {
 
 // The walkthrough of docs/cli.md, line by line, through the built binary
 // and a shell (the globs are the shell's), on the embedded catalog and,
-// where scripts/integration started them, on PostgreSQL + S3.
+// where scripts/integration started them, on PostgreSQL + S3 and on the
+// REST catalog.
 func TestWalkthrough(t *testing.T) {
 	for _, target := range walkTargets(t) {
 		t.Run(target.name, func(t *testing.T) { walk(t, target) })
