@@ -21,9 +21,11 @@ import (
 //
 // A null in a required column, at any depth, fails with [ErrMissingRequired]
 // naming the column and the first such row. A batch whose schema is not the
-// resolved input schema, and a value that its promotion cannot hold (a
-// timestamp in seconds beyond the microsecond range), fail with
-// [ErrIncompatibleType]. Memory comes from the allocator
+// resolved input schema, a value that its promotion cannot hold (a
+// timestamp in seconds beyond the microsecond range), and a decimal with
+// more digits than its table column's precision (Arrow does not enforce
+// precision), at any depth, fail with [ErrIncompatibleType] naming the
+// column and the first such row. Memory comes from the allocator
 // in ctx (see compute.WithAllocator), or the default allocator.
 func (r *Resolution) Apply(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if err := ctx.Err(); err != nil {
@@ -54,8 +56,12 @@ func (r *Resolution) Apply(ctx context.Context, rec arrow.RecordBatch) (arrow.Re
 			return nil, err
 		}
 		cols = append(cols, arr)
-		if path, row, ok := firstNull(nd, arr, 0, n, nil, nil); ok {
-			return nil, fmt.Errorf("%w: column %q is null at row %d", ErrMissingRequired, path, row)
+		if bad, row, ok := firstFailing(requiredRule{}, nd, arr, 0, n, nil, nil); ok {
+			return nil, fmt.Errorf("%w: column %q is null at row %d", ErrMissingRequired, bad.path, row)
+		}
+		if bad, row, ok := firstFailing(precisionRule{}, nd, arr, 0, n, nil, nil); ok {
+			return nil, fmt.Errorf("%w: column %q: row %d holds a value of more than %d digits, beyond the column's type %s",
+				ErrIncompatibleType, bad.path, row, bad.prec, bad.out)
 		}
 	}
 	return array.NewRecordBatch(r.out, cols, int64(n)), nil

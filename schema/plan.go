@@ -33,6 +33,8 @@ type node struct {
 	src      int    // index of the input field in its parent struct; -1 if missing
 	required bool   // the output field is not nullable
 	check    bool   // this node or one below is required: Apply looks for nulls
+	prec     int32  // decimal output: its precision, which Apply checks values against; else 0
+	bounded  bool   // this node or one below is a decimal: Apply checks precisions
 	children []node // struct: output children in table order; list and map: the element
 }
 
@@ -133,9 +135,11 @@ func (r *resolver) field(tblPath, inPath string, in *arrow.Field, t iceberg.Nest
 		return n, err
 	}
 
-	n.check = n.required
+	n.prec = decimalPrecision(out.Type)
+	n.check, n.bounded = n.required, n.prec > 0
 	for _, c := range n.children {
 		n.check = n.check || c.check
+		n.bounded = n.bounded || c.bounded
 	}
 	return n, nil
 }
@@ -177,7 +181,7 @@ func (r *resolver) mapType(tblPath, inPath string, in arrow.DataType, t *iceberg
 	}
 	key.src, val.src = 0, 1
 	entries := node{path: tblPath, out: out.Elem(), op: opStruct, src: 0,
-		check: key.check || val.check, children: []node{key, val}}
+		check: key.check || val.check, bounded: key.bounded || val.bounded, children: []node{key, val}}
 	return opMap, []node{entries}, nil
 }
 
