@@ -12,6 +12,12 @@ var (
 	// ErrMalformedKey reports key text or partition values that do not make
 	// a key of the spec: an unknown, duplicate or missing field, or a bad value.
 	ErrMalformedKey = errors.New("partition: malformed key")
+	// ErrBadValue reports a source value no partition key can hold: a
+	// decimal with more digits than its column's precision, a date or
+	// timestamp outside the years 0000-9999 that key text spells, a time
+	// outside a day, a string that is not UTF-8, or a value a transform
+	// fails on. The message names the row and the partition field.
+	ErrBadValue = errors.New("partition: bad source value")
 	// ErrWrongSpec reports a key used with a spec of another spec id.
 	ErrWrongSpec = errors.New("partition: key of another spec")
 )
