@@ -60,7 +60,7 @@ const (
 )
 
 // build lays out the rows of rec, in the order given by order (row
-// indices; nil for the input order).
+// indices; nil for the input order, which padded rows always have).
 func (l *layout) build(rec arrow.RecordBatch, f framing, order []int) {
 	n := int(rec.NumRows())
 	l.cols = l.cols[:0]
@@ -74,21 +74,21 @@ func (l *layout) build(rec arrow.RecordBatch, f framing, order []int) {
 	}
 	l.start = resize(l.start, n)
 	end := 0
-	place := func(i int) {
-		l.start[i] = end
-		if f == padded {
-			end += paddedLen(l.lens[i])
-		} else {
-			end += l.lens[i]
+	switch {
+	case f == padded:
+		for i, m := range l.lens { // padded rows are hashed one by one: input order
+			l.start[i] = end
+			end += paddedLen(m)
 		}
-	}
-	if order == nil {
-		for i := range n {
-			place(i)
+	case order == nil:
+		for i, m := range l.lens {
+			l.start[i] = end
+			end += m
 		}
-	} else {
+	default:
 		for _, i := range order {
-			place(i)
+			l.start[i] = end
+			end += l.lens[i]
 		}
 	}
 	l.buf = resize(l.buf, end)
