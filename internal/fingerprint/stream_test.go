@@ -162,3 +162,26 @@ func TestEmptyInputsShareAFingerprint(t *testing.T) {
 		t.Errorf("empty fingerprint %s", zero.String())
 	}
 }
+
+// BenchmarkHasherAddInterleaved: rows of 30 partitions interleaved in
+// each batch (a dynamic replace), each partition's rows hashed in order
+// into its own fingerprint; compare its rows/s with BenchmarkSumAdd's.
+func BenchmarkHasherAddInterleaved(b *testing.B) {
+	ids := make([]int64, 8192)
+	names := make([]string, 8192)
+	rowKey := make([]int, 8192)
+	for i := range ids {
+		ids[i], names[i], rowKey[i] = int64(i), []string{"EUR", "USD", "GBP"}[i%3], i*7%30
+	}
+	rec := batch(ids, names, nil)
+	defer rec.Release()
+	sums := make([]*Sum, 30)
+	for i := range sums {
+		sums[i] = new(Sum)
+	}
+	var h Hasher
+	for b.Loop() {
+		h.Add(rec, sums, rowKey)
+	}
+	b.ReportMetric(float64(8192*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
