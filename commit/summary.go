@@ -7,7 +7,7 @@ const (
 	SummaryRunID            = "icerun.run-id"            // the run that made the snapshot
 	SummaryCodeVersion      = "icerun.code-version"      // the transformation that produced the rows
 	SummarySchemaID         = "icerun.schema-id"         // the table schema the rows were resolved to
-	SummaryInputFingerprint = "icerun.input-fingerprint" // order-insensitive hash of all input rows
+	SummaryInputFingerprint = "icerun.input-fingerprint" // SHA-256 of the input rows in order (docs/fingerprint.md)
 	SummaryRows             = "icerun.rows"              // input rows
 	SummaryCommitToken      = "icerun.commit-token"      // unique per call: finds our own commit after an unknown outcome
 	// SummaryPartitionFingerprints holds one input fingerprint per key of

@@ -2,6 +2,7 @@ package snapshotcommit
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -420,15 +421,22 @@ func (req *Request) summary(parts []Part, fps, files []string) iceberg.Propertie
 	return out
 }
 
-// combine is the input fingerprint of several partitions: their sorted
-// fingerprints, hashed.
+// combine is the input fingerprint of several partitions: SHA-256 of
+// their sorted fingerprints, each ended by a newline (none holds one), as
+// "parts-<count>-<64 hex digits>"; collision resistant as each
+// partition's fingerprint is.
 func combine(fps []string) string {
 	if len(fps) == 1 {
 		return fps[0]
 	}
 	s := slices.Clone(fps)
 	slices.Sort(s)
-	return filesHashStrings(s)
+	h := sha256.New()
+	for _, fp := range s {
+		h.Write([]byte(fp))
+		h.Write([]byte{'\n'})
+	}
+	return fmt.Sprintf("parts-%d-%x", len(s), h.Sum(nil))
 }
 
 // resolveUnknown handles a commit error that is not a conflict: it may have
