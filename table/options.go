@@ -32,6 +32,7 @@ type config struct {
 	// (Upsert sets it for its rewrites, see upsertRowGroupRows).
 	rowGroupRows int64
 	upsertOrder  string // options_upsert.go
+	writeMode    WriteMode // mor_mode.go
 	contract     *schema.Contract
 	branch       string // options_branch.go; "" is main
 	force        bool

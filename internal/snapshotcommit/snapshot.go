@@ -90,8 +90,14 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 		}
 	}()
 	pend := newPending()
+	var addDeletes []iceberg.ManifestEntry // delete files a row delta adds (rowdelta.go)
 	for _, f := range add {
-		pend.current = append(pend.current, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &p.id, nil, nil, f))
+		e := iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &p.id, nil, nil, f)
+		if f.ContentType() != iceberg.EntryContentData {
+			addDeletes = append(addDeletes, e)
+			continue
+		}
+		pend.current = append(pend.current, e)
 	}
 	named := nameFiles(p, del)
 	kept, deletes, err := p.filter(named, pend)
@@ -110,7 +116,7 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 	}
 	manifests := append(written, kept...)
 	mc := manifestCounts{created: len(written), kept: len(kept)}
-	if len(deletes) > 0 {
+	if len(deletes) > 0 || len(addDeletes) > 0 {
 		drop := &deleteDrop{minDataSeq: minDataSequence(p.md, manifests)}
 		if p.md.Version() >= 3 {
 			drop.deadData = make(map[string]bool, len(p.removed))
@@ -119,6 +125,7 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 			}
 		}
 		dpend := newPending()
+		dpend.current = addDeletes
 		keptDeletes, err := p.filterDeletes(deletes, named, drop, dpend)
 		if err != nil {
 			return nil, err

@@ -39,6 +39,14 @@ const (
 	sumTotalEqualityDeletes = "total-equality-deletes"
 )
 
+// Java's summary properties of added delete files (a row delta's).
+const (
+	sumAddedDeleteFiles = "added-delete-files"
+	sumAddedPosFiles    = "added-position-delete-files"
+	sumAddedDVs         = "added-dvs"
+	sumAddedPosDeletes  = "added-position-deletes"
+)
+
 // removal counts what a commit removes, as Java's SnapshotSummary does.
 type removal struct {
 	dataFiles, records, size                      int64
@@ -108,13 +116,21 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 		out[k] = v
 	}
 	var addRows, addSize int64
-	var rm removal
+	var rm, ad removal // ad: the delete files a row delta adds (rowdelta.go)
 	parts := map[string]bool{}
+	var addData []iceberg.DataFile
 	for _, f := range add {
+		parts[p.partitionOf(f)] = true
+		if f.ContentType() != iceberg.EntryContentData {
+			ad.add(f)
+			continue
+		}
+		addData = append(addData, f)
 		addRows += f.Count()
 		addSize += f.FileSizeBytes()
-		parts[p.partitionOf(f)] = true
 	}
+	add = addData
+	addSize += ad.size
 	for _, f := range del {
 		rm.add(f)
 		parts[p.partitionOf(f)] = true
@@ -137,6 +153,10 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	setIf(sumRemovedEqFiles, rm.eqFiles)
 	setIf(sumRemovedPosDeletes, rm.pos)
 	setIf(sumRemovedEqDeletes, rm.eqs)
+	setIf(sumAddedDeleteFiles, ad.deleteFiles)
+	setIf(sumAddedPosFiles, ad.posFiles)
+	setIf(sumAddedDVs, ad.dvs)
+	setIf(sumAddedPosDeletes, ad.pos)
 	set(sumChangedParts, int64(len(parts)))
 	set(sumCreatedManifests, int64(mc.created))
 	set(sumKeptManifests, int64(mc.kept))
@@ -146,6 +166,10 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	switch {
 	case kind == KindReplacePartitions:
 		out[sumReplacePartition] = "true"
+	case ad.deleteFiles > 0 && len(add) == 0 && rm.dataFiles == 0:
+		op = icetable.OpDelete // a row delta that only deletes rows
+	case ad.deleteFiles > 0:
+		op = icetable.OpOverwrite // a row delta that adds rows and deletes others (Java's BaseRowDelta)
 	case len(del) == 0:
 		op = icetable.OpAppend
 	case len(add) == 0:
@@ -171,8 +195,8 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	total(sumTotalFiles, int64(len(add))-rm.dataFiles)
 	total(sumTotalRecords, addRows-rm.records)
 	total(sumTotalSize, addSize-rm.size)
-	total(sumTotalDeleteFiles, -rm.deleteFiles)
-	total(sumTotalPositionDeletes, -rm.pos)
+	total(sumTotalDeleteFiles, ad.deleteFiles-rm.deleteFiles)
+	total(sumTotalPositionDeletes, ad.pos-rm.pos)
 	total(sumTotalEqualityDeletes, -rm.eqs)
 
 	return &icetable.Summary{Operation: op, Properties: out}
