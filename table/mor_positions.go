@@ -31,33 +31,71 @@ type located struct {
 	hit      []int64                   // live positions whose key the change holds, ascending
 }
 
-// locator finds the positions of keys in a partition's data files by
-// reading only the key columns, every row in file order, and skipping the
-// positions its delete files already delete.
-type locator struct {
-	tbl        *icetable.Table
-	fsys       iceio.IO
-	keyColumns []string
-	keySchema  *iceberg.Schema
-	posDeletes map[string]map[string][]int64 // position delete file -> data file -> positions
+// rowMatcher picks the rows a change deletes from a batch of a data
+// file's rows (the matcher's columns, resolved to readSchema).
+type rowMatcher interface {
+	readSchema() *iceberg.Schema
+	// match calls hit with each row of rec it picks.
+	match(ctx context.Context, rec arrow.RecordBatch, hit func(row int)) error
 }
 
-func newLocator(ctx context.Context, tbl *icetable.Table, keyColumns []string) (*locator, error) {
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
+// keyMatcher picks the rows whose encoded key is in keys.
+type keyMatcher struct {
+	schema *iceberg.Schema // the key columns
+	enc    *recordid.Encoder
+	keys   map[string]struct{}
+	buf    []byte
+}
+
+func newKeyMatcher(tbl *icetable.Table, keyColumns []string, keys map[string]struct{}) (*keyMatcher, error) {
 	ks, err := tbl.Schema().Select(true, keyColumns...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
-	return &locator{tbl: tbl, fsys: fsys, keyColumns: keyColumns, keySchema: ks, posDeletes: map[string]map[string][]int64{}}, nil
+	enc, err := recordid.NewEncoder(keyColumns...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	return &keyMatcher{schema: ks, enc: enc, keys: keys}, nil
+}
+
+func (m *keyMatcher) readSchema() *iceberg.Schema { return m.schema }
+
+func (m *keyMatcher) match(_ context.Context, rec arrow.RecordBatch, hit func(row int)) error {
+	if err := m.enc.Bind(rec); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	for row := range int(rec.NumRows()) {
+		m.buf = m.enc.Append(m.buf[:0], row)
+		if _, ok := m.keys[string(m.buf)]; ok {
+			hit(row)
+		}
+	}
+	return nil
+}
+
+// locator finds the positions of the rows a rowMatcher picks in a
+// partition's data files, reading only the matcher's columns, every row
+// in file order, and skipping the positions the files' delete files
+// already delete.
+type locator struct {
+	tbl        *icetable.Table
+	fsys       iceio.IO
+	m          rowMatcher
+	posDeletes map[string]map[string][]int64 // position delete file -> data file -> positions
+}
+
+func newLocator(ctx context.Context, tbl *icetable.Table, m rowMatcher) (*locator, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &locator{tbl: tbl, fsys: fsys, m: m, posDeletes: map[string]map[string][]int64{}}, nil
 }
 
 // locate returns, for each of tasks (the data files of one partition),
-// the live positions whose encoded key is in keys. Files without a hit
-// are left out.
-func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask, keys map[string]struct{}) ([]located, error) {
+// the live positions its matcher picks. Files without a hit are left out.
+func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask) ([]located, error) {
 	var out []located
 	for _, t := range tasks {
 		if len(t.EqualityDeleteFiles) > 0 {
@@ -67,7 +105,7 @@ func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask, key
 		if err != nil {
 			return nil, err
 		}
-		hit, err := l.scan(ctx, t.File, existing, keys)
+		hit, err := l.scan(ctx, t.File, existing)
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
 		}
@@ -157,28 +195,28 @@ func (l *locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error
 	return m, nil
 }
 
-// scan reads the key columns of data file f, every row in file order (no
-// delete applied), and returns the positions not in existing whose key is
-// in keys.
-func (l *locator) scan(ctx context.Context, f iceberg.DataFile, existing *dv.RoaringPositionBitmap, keys map[string]struct{}) ([]int64, error) {
+// scan reads the matcher's columns of data file f, every row in file
+// order (no delete applied), and returns the positions not in existing
+// that the matcher picks.
+func (l *locator) scan(ctx context.Context, f iceberg.DataFile, existing *dv.RoaringPositionBitmap) ([]int64, error) {
 	task := icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
-	sc, batches, err := l.tbl.Scan(icetable.WithSelectedFields(l.keyColumns...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).
+	read := l.m.readSchema()
+	names := make([]string, 0, len(read.Fields()))
+	for _, fld := range read.Fields() {
+		names = append(names, fld.Name)
+	}
+	sc, batches, err := l.tbl.Scan(icetable.WithSelectedFields(names...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).
 		ReadTasks(ctx, []icetable.FileScanTask{task})
 	if err != nil {
 		return nil, err
 	}
-	res, err := schema.Resolve(sc, l.keySchema, l.tbl.NameMapping(), schema.IgnoreUnknown)
+	res, err := schema.Resolve(sc, read, l.tbl.NameMapping(), schema.IgnoreUnknown)
 	if err != nil {
 		return nil, err
-	}
-	enc, err := recordid.NewEncoder(l.keyColumns...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
 	var (
 		hit []int64
 		pos int64
-		buf []byte
 	)
 	for raw, err := range batches {
 		if err != nil {
@@ -189,7 +227,12 @@ func (l *locator) scan(ctx context.Context, f iceberg.DataFile, existing *dv.Roa
 		if err != nil {
 			return nil, err
 		}
-		hit, err = matchBatch(rec, enc, pos, existing, keys, hit, &buf)
+		first := pos
+		err = l.m.match(ctx, rec, func(row int) {
+			if p := first + int64(row); !existing.Contains(uint64(p)) {
+				hit = append(hit, p)
+			}
+		})
 		pos += rec.NumRows()
 		rec.Release()
 		if err != nil {
@@ -198,22 +241,6 @@ func (l *locator) scan(ctx context.Context, f iceberg.DataFile, existing *dv.Roa
 	}
 	if pos != f.Count() {
 		return nil, fmt.Errorf("read %d rows, the manifest says %d: positions would be wrong", pos, f.Count())
-	}
-	return hit, nil
-}
-
-// matchBatch appends to hit the positions (first is rec's first row's)
-// of the live rows of rec whose key is in keys.
-func matchBatch(rec arrow.RecordBatch, enc *recordid.Encoder, first int64, existing *dv.RoaringPositionBitmap, keys map[string]struct{}, hit []int64, buf *[]byte) ([]int64, error) {
-	if err := enc.Bind(rec); err != nil {
-		return hit, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
-	}
-	for row := range int(rec.NumRows()) {
-		p := first + int64(row)
-		*buf = enc.Append((*buf)[:0], row)
-		if _, ok := keys[string(*buf)]; ok && !existing.Contains(uint64(p)) {
-			hit = append(hit, p)
-		}
 	}
 	return hit, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
@@ -98,19 +99,29 @@ func locateDelta[V any](ctx context.Context, w *Writer, tbl *icetable.Table, spe
 	if err != nil {
 		return nil, err
 	}
-	loc, err := newLocator(ctx, tbl, keyColumns)
-	if err != nil {
-		return nil, err
-	}
 	set := make(map[string]struct{}, len(keys))
 	for key := range keys {
 		set[key] = struct{}{}
 	}
-	found, err := loc.locate(ctx, tasks, set)
+	m, err := newKeyMatcher(tbl, keyColumns, set)
 	if err != nil {
 		return nil, err
 	}
-	d := &rowDelta{delta: snapshotcommit.Delta{Key: k, Base: base[k], Fingerprint: fp}}
+	return locateWith(ctx, tbl, spec, k, base[k], tasks, m, fp)
+}
+
+// locateWith plans the delete files of partition k for the rows m picks
+// in tasks, its data files in the state whose files are base.
+func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k partition.Key, base []iceberg.DataFile, tasks []icetable.FileScanTask, m rowMatcher, fp string) (*rowDelta, error) {
+	loc, err := newLocator(ctx, tbl, m)
+	if err != nil {
+		return nil, err
+	}
+	found, err := loc.locate(ctx, tasks)
+	if err != nil {
+		return nil, err
+	}
+	d := &rowDelta{delta: snapshotcommit.Delta{Key: k, Base: base, Fingerprint: fp}}
 	if d.dw, err = newDeleteWriter(ctx, tbl, spec, k); err != nil {
 		return d, err
 	}
