@@ -216,7 +216,9 @@ func newFilterMatcher(tbl *icetable.Table, bound iceberg.BooleanExpression) (*fi
 	}
 	return &filterMatcher{
 		schema: sc,
-		ctx:    func(ctx context.Context) context.Context { return exprs.WithExtensionIDSet(ctx, exprs.NewExtensionSetDefault(*reg)) },
+		ctx: func(ctx context.Context) context.Context {
+			return exprs.WithExtensionIDSet(ctx, exprs.NewExtensionSetDefault(*reg))
+		},
 		eval: func(ctx context.Context, rec arrow.RecordBatch) (compute.Datum, error) {
 			return exprs.ExecuteScalarExpression(ctx, rec.Schema(), e, compute.NewDatumWithoutOwning(rec))
 		},
