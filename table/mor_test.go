@@ -22,10 +22,17 @@ var morFormats = []string{"2", "3"}
 // morTable creates db.fact_orders asking for merge-on-read upserts.
 func morTable(t *testing.T, format string) (catalog.Catalog, icetable.Identifier) {
 	t.Helper()
-	cat, _ := catalogtest.New(t)
+	cat, ident, _ := morTableDir(t, format)
+	return cat, ident
+}
+
+// morTableDir is morTable, with the warehouse folder.
+func morTableDir(t *testing.T, format string) (catalog.Catalog, icetable.Identifier, string) {
+	t.Helper()
+	cat, dir := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec,
 		iceberg.Properties{"format-version": format, table.PropertyUpsertMode: table.ModeMergeOnRead})
-	return cat, ident
+	return cat, ident, dir
 }
 
 // cowResult is the content of a copy-on-write table after the same
