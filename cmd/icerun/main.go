@@ -79,6 +79,7 @@ var commands = []command{
 	{"history", "TABLE KEY [flags]", "the icerun writes of one partition", historyCmd},
 	{"describe", "TABLE [flags]", "schema with field ids, partition spec, properties, snapshots, sizes", describeCmd},
 	{"expire", "TABLE [-older-than D] [-retain-last N] [flags]", "expire old snapshots and their files, keeping icerun's lineage", expireCmd},
+	{"compact", "TABLE (-key K | -all) [-min-delete-ratio R] [-min-small-files N] [flags]", "fold a partition's delete files and small files into target-size files", compactCmd},
 	{"cleanup", "TABLE [-min-age D | -any-age] [-delete] [flags]", "list (or delete) files no snapshot references", cleanupCmd},
 	{"drop", "TABLE [-purge] [flags]", "drop a table from the catalog (and delete its files with -purge)", dropCmd},
 	{"publish", "TABLE -branch NAME [-force] [flags]", "publish a write-audit-publish branch (replace -branch NAME) onto main", publishCmd},
