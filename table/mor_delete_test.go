@@ -103,3 +103,48 @@ func TestDeleteRefusesFormatV1(t *testing.T) {
 	assert.ErrorIs(t, err, commit.ErrUnsupported, "Delete on a format v1 table")
 	assert.Equal(t, snaps, catalogtest.Snapshots(t, cat, ident), "a refused delete must not make a snapshot")
 }
+
+func TestMergeOnReadUnpartitioned(t *testing.T) {
+	for _, format := range morFormats {
+		t.Run("v"+format, func(t *testing.T) {
+			ctx := context.Background()
+			cat, _ := catalogtest.New(t)
+			ident := catalogtest.CreateTable(t, cat, "orders", orderdata.Schema, *iceberg.UnpartitionedSpec,
+				iceberg.Properties{"format-version": format, table.PropertyMergeMode: table.ModeMergeOnRead})
+			w := open(t, cat, ident)
+			all := orderdata.Day(day0, 50)
+			upsert(t, w, all)
+			changed := changedOrders(40, 60, 5_000)
+			upsert(t, w, changed)
+			_, err := w.Delete(ctx, key(t, w, ""), reader(all[:3]), "order_id")
+			require.NoError(t, err)
+			want := slices.Concat(all[3:40], changed)
+			assert.Equal(t, replacedUnpartitioned(t, format, want), string(catalogtest.CanonicalScan(t, cat, ident)), "unpartitioned table after upserts and a delete")
+		})
+	}
+}
+
+func replacedUnpartitioned(t *testing.T, format string, orders []orderdata.Order) string {
+	t.Helper()
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "orders", orderdata.Schema, *iceberg.UnpartitionedSpec, iceberg.Properties{"format-version": format})
+	upsert(t, open(t, cat, ident), orders)
+	return string(catalogtest.CanonicalScan(t, cat, ident))
+}
+
+func TestDeleteBadInput(t *testing.T) {
+	ctx := context.Background()
+	cat, ident := morTable(t, "3")
+	w := open(t, cat, ident)
+	replaceDay(t, w, day0, 10)
+	snaps := catalogtest.Snapshots(t, cat, ident)
+	_, err := w.Delete(ctx, dayKey(t, w, day0), reader(orderdata.Day(day0, 2)), "no_such_column")
+	assert.ErrorIs(t, err, table.ErrBadUpsertKey, "Delete by an unknown column")
+	_, err = w.Delete(ctx, dayKey(t, w, day0), reader(orderdata.Day(day0, 2)))
+	assert.ErrorIs(t, err, table.ErrBadUpsertKey, "Delete without key columns")
+	_, err = w.Delete(ctx, dayKey(t, w, day0), nil, "order_id")
+	assert.ErrorIs(t, err, table.ErrNilInput, "Delete(nil keys)")
+	_, err = w.DeleteWhere(ctx, dayKey(t, w, day0), nil)
+	assert.ErrorIs(t, err, table.ErrBadFilter, "DeleteWhere(nil)")
+	assert.Equal(t, snaps, catalogtest.Snapshots(t, cat, ident), "refused deletes must not make a snapshot")
+}
