@@ -95,6 +95,7 @@ func TestBinaryHelp(t *testing.T) {
 		"plan":     {"-key", "-file"},
 		"history":  {"-table"},
 		"publish":  {"-branch", "-force"},
+		"compact":  {"-key", "-all", "-min-delete-ratio", "-min-small-files"},
 	}
 	for _, c := range commands {
 		code, out, errs := exe(t, dir, nil, c.name, "-h")
