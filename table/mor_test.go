@@ -103,6 +103,9 @@ func TestMergeOnReadUpsertReadsBackAsCopyOnWrite(t *testing.T) {
 			// vector is merged into one, never two.
 			second := changedOrders(20, 60, 2_000_000)
 			upsert(t, w, second)
+			if format == "3" {
+				assert.Equal(t, "1", summary(t, cat, ident).Properties["removed-dvs"], "summary removed-dvs of an upsert that supersedes a vector")
+			}
 			for _, task := range liveTasks(t, cat, ident) {
 				assert.LessOrEqual(t, len(task.DeletionVectorFiles), 1, "deletion vectors of %s", task.File.FilePath())
 			}
