@@ -143,3 +143,53 @@ func runMergeOnRead(t *testing.T, e *Engines, c *Catalog, v int) {
 	}
 	check("compact")
 }
+
+// TestMergeOnReadOverSparkDeletes: Spark writes a table with
+// merge-on-read DELETE, UPDATE and MERGE (position deletes on v2,
+// deletion vectors on v3); icerun then upserts and deletes merge-on-read
+// in a partition that holds Spark's delete files, merging Spark's vectors
+// into its own on v3. Spark and PyIceberg read the expected rows.
+func TestMergeOnReadOverSparkDeletes(t *testing.T) {
+	e := Get(t)
+	for _, v := range []int{2, 3} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			e.EachTarget(t, func(t *testing.T, c *Catalog) {
+				ctx := context.Background()
+				m := eventModel{}
+				name := sparkWrites(t, e, c, v, m)
+				withDeletes := deleteFileKeys(t, e, name)
+				if len(withDeletes) == 0 {
+					t.Fatal("Spark left no delete files")
+				}
+				k := withDeletes[0]
+				in := m.where(func(ev sparkEvent) bool { return ev.key() == k })
+				if len(in) < 2 {
+					t.Fatalf("partition %s holds %d rows, want at least 2", k, len(in))
+				}
+				w := open(t, c, "events", table.WithWriteMode(table.MergeOnRead))
+				changed := in[0]
+				changed.Data = "icerun-mor"
+				if _, err := w.Upsert(ctx, eventReader(t, changed), "id"); err != nil {
+					t.Fatal(err)
+				}
+				m.put(changed)
+				checkEvents(t, e, c, m, "after icerun's merge-on-read upsert over Spark's deletes")
+				key, err := w.Key(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.Delete(ctx, key, eventReader(t, in[1]), "id"); err != nil {
+					t.Fatal(err)
+				}
+				delete(m, in[1].ID)
+				checkEvents(t, e, c, m, "after icerun's merge-on-read delete over Spark's deletes")
+				if v == 3 {
+					per := e.SparkSQL(t, "SELECT referenced_data_file AS f, COUNT(*) AS n FROM "+name+".delete_files GROUP BY referenced_data_file HAVING COUNT(*) > 1")
+					if len(per) > 0 {
+						t.Errorf("data files with more than one deletion vector: %v", per)
+					}
+				}
+			})
+		})
+	}
+}
