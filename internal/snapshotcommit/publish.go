@@ -196,7 +196,7 @@ func (pr *PublishRequest) fastForward(ctx context.Context, cat catalog.Catalog, 
 		icetable.AssertRefSnapshotID(icetable.MainBranch, base),
 		icetable.AssertRefSnapshotID(pr.Branch, &head),
 	}
-	updates := []icetable.Update{icetable.NewSetSnapshotRefUpdate(icetable.MainBranch, head, icetable.BranchRef, -1, -1, -1)}
+	updates := []icetable.Update{setBranch(tbl.Metadata(), icetable.MainBranch, head)}
 	req.landed = func(md icetable.Metadata) *icetable.Snapshot {
 		if s := md.CurrentSnapshot(); s != nil && s.SnapshotID == head {
 			return s

@@ -162,7 +162,7 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 		snap: snap,
 		updates: []icetable.Update{
 			icetable.NewAddSnapshotUpdate(snap),
-			icetable.NewSetSnapshotRefUpdate(ref, snap.SnapshotID, icetable.BranchRef, -1, -1, -1),
+			setBranch(p.md, ref, snap.SnapshotID),
 		},
 		reqs: []icetable.Requirement{
 			icetable.AssertTableUUID(p.md.TableUUID()),
