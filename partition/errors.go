@@ -33,15 +33,18 @@ func (e *keyError) Error() string {
 
 func (e *keyError) Unwrap() error { return ErrMalformedKey }
 
-// rowError is a row outside its key; it wraps ErrRowOutside.
-type rowError struct {
-	row   int
-	value string // "name=value" of the offending row, canonical
-	key   string
+// RowOutsideError is a row outside its key; it wraps [ErrRowOutside]. Row
+// is the row's position in the batch that was checked (0 for its first
+// row): a caller that reads its input in batches adds the rows before the
+// batch to name the row's place in the input.
+type RowOutsideError struct {
+	Row   int
+	Value string // "name=value" of the offending row, canonical
+	Key   string // the key's text
 }
 
-func (e *rowError) Error() string {
-	return fmt.Sprintf("partition: row %d has %s, outside key %s", e.row, e.value, e.key)
+func (e *RowOutsideError) Error() string {
+	return fmt.Sprintf("partition: row %d has %s, outside key %s", e.Row, e.Value, e.Key)
 }
 
-func (e *rowError) Unwrap() error { return ErrRowOutside }
+func (e *RowOutsideError) Unwrap() error { return ErrRowOutside }

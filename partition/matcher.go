@@ -130,7 +130,7 @@ func (m *Matcher) Check(rec arrow.RecordBatch) error {
 	col, n, _ := fm.column(rec)
 	v := fm.f.apply(sourceValue(col, n, row, fm.f.srcType))
 
-	return &rowError{row: row, value: fm.f.text(v), key: m.key.text}
+	return &RowOutsideError{Row: row, Value: fm.f.text(v), Key: m.key.text}
 }
 
 // Mask returns, for every row of rec, whether it is in the key.

@@ -11,13 +11,17 @@ import (
 // into target-size data files: one partition with -key, every partition
 // the policy selects with -all.
 func compactCmd(ctx context.Context, e *env, args []string) error {
-	fs := e.flags()
+	fs := e.tableFlags()
 	e.writeFlags(fs)
 	keyText := fs.String("key", "", "partition key to compact, e.g. event_date=2026-07-14")
 	all := fs.Bool("all", false, "compact every partition the policy selects")
 	ratio := fs.Float64("min-delete-ratio", table.DefaultCompactPolicy.MinDeleteRatio, "compact a partition whose delete files delete at least this share of its rows (0: any delete file)")
 	small := fs.Int("min-small-files", table.DefaultCompactPolicy.MinSmallFiles, "compact a partition with at least this many small data files (under 3/4 of write.target-file-size-bytes)")
-	if err := e.parse(fs, args); err != nil {
+	rest, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
 		return err
 	}
 	if (*keyText == "") == !*all {

@@ -37,14 +37,10 @@ const (
 	sumTotalDeleteFiles     = "total-delete-files"
 	sumTotalPositionDeletes = "total-position-deletes"
 	sumTotalEqualityDeletes = "total-equality-deletes"
-)
-
-// Java's summary properties of added delete files (a row delta's).
-const (
-	sumAddedDeleteFiles = "added-delete-files"
-	sumAddedPosFiles    = "added-position-delete-files"
-	sumAddedDVs         = "added-dvs"
-	sumAddedPosDeletes  = "added-position-deletes"
+	sumAddedDeleteFiles     = "added-delete-files"
+	sumAddedPosFiles        = "added-position-delete-files"
+	sumAddedDVs             = "added-dvs"
+	sumAddedPosDeletes      = "added-position-deletes"
 )
 
 // removal counts what a commit removes, as Java's SnapshotSummary does.
@@ -115,22 +111,20 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	for k, v := range props {
 		out[k] = v
 	}
-	var addRows, addSize int64
-	var rm, ad removal // ad: the delete files a row delta adds (rowdelta.go)
+	var addFiles, addRows, addSize int64
+	var rm, addDel removal // removed files; added delete files
 	parts := map[string]bool{}
-	var addData []iceberg.DataFile
 	for _, f := range add {
 		parts[p.partitionOf(f)] = true
 		if f.ContentType() != iceberg.EntryContentData {
-			ad.add(f)
+			addDel.add(f)
 			continue
 		}
-		addData = append(addData, f)
+		addFiles++
 		addRows += f.Count()
 		addSize += f.FileSizeBytes()
 	}
-	add = addData
-	addSize += ad.size
+	addSize += addDel.size
 	for _, f := range del {
 		rm.add(f)
 		parts[p.partitionOf(f)] = true
@@ -141,7 +135,11 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 			set(k, v)
 		}
 	}
-	setIf(sumAddedFiles, int64(len(add)))
+	setIf(sumAddedFiles, addFiles)
+	setIf(sumAddedDeleteFiles, addDel.deleteFiles)
+	setIf(sumAddedPosFiles, addDel.posFiles)
+	setIf(sumAddedDVs, addDel.dvs)
+	setIf(sumAddedPosDeletes, addDel.pos)
 	setIf(sumDeletedFiles, rm.dataFiles)
 	setIf(sumAddedRecords, addRows)
 	setIf(sumDeletedRecords, rm.records)
@@ -153,10 +151,6 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	setIf(sumRemovedEqFiles, rm.eqFiles)
 	setIf(sumRemovedPosDeletes, rm.pos)
 	setIf(sumRemovedEqDeletes, rm.eqs)
-	setIf(sumAddedDeleteFiles, ad.deleteFiles)
-	setIf(sumAddedPosFiles, ad.posFiles)
-	setIf(sumAddedDVs, ad.dvs)
-	setIf(sumAddedPosDeletes, ad.pos)
 	set(sumChangedParts, int64(len(parts)))
 	set(sumCreatedManifests, int64(mc.created))
 	set(sumKeptManifests, int64(mc.kept))
@@ -166,13 +160,13 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	switch {
 	case kind == KindReplacePartitions:
 		out[sumReplacePartition] = "true"
-	case ad.deleteFiles > 0 && len(add) == 0 && rm.dataFiles == 0:
-		op = icetable.OpDelete // a row delta that only deletes rows
-	case ad.deleteFiles > 0:
+	case addDel.deleteFiles > 0 && addFiles == 0 && rm.dataFiles == 0:
+		op = icetable.OpDelete // a row delta that only deletes rows (rowdelta.go)
+	case addDel.deleteFiles > 0:
 		op = icetable.OpOverwrite // a row delta that adds rows and deletes others (Java's BaseRowDelta)
 	case len(del) == 0:
 		op = icetable.OpAppend
-	case len(add) == 0:
+	case addFiles == 0:
 		op = icetable.OpDelete // an emptied partition
 	}
 
@@ -192,12 +186,12 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 			set(k, v+delta)
 		}
 	}
-	total(sumTotalFiles, int64(len(add))-rm.dataFiles)
+	total(sumTotalFiles, addFiles-rm.dataFiles)
 	total(sumTotalRecords, addRows-rm.records)
 	total(sumTotalSize, addSize-rm.size)
-	total(sumTotalDeleteFiles, ad.deleteFiles-rm.deleteFiles)
-	total(sumTotalPositionDeletes, ad.pos-rm.pos)
-	total(sumTotalEqualityDeletes, -rm.eqs)
+	total(sumTotalDeleteFiles, addDel.deleteFiles-rm.deleteFiles)
+	total(sumTotalPositionDeletes, addDel.pos-rm.pos)
+	total(sumTotalEqualityDeletes, addDel.eqs-rm.eqs)
 
 	return &icetable.Summary{Operation: op, Properties: out}
 }
