@@ -95,6 +95,7 @@ func TestBinaryHelp(t *testing.T) {
 		"plan":        {"-key", "-file"},
 		"history":     {"-table"},
 		"publish":     {"-branch", "-force"},
+		"compact":     {"-key", "-all", "-min-delete-ratio", "-min-small-files"},
 		"upsert":      {"-on", "-order-by", "-file", "-branch"},
 		"window":      {"-last", "-end", "-late", "-file"},
 		"list":        {"-catalog", "-warehouse"},

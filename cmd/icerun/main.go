@@ -60,6 +60,7 @@ var commands = []command{
 	{"publish", "TABLE -branch NAME [-force] [flags]", "publish a write-audit-publish branch (replace -branch NAME) onto main", publishCmd},
 	{"drop-branch", "TABLE -branch NAME [flags]", "remove a branch (its snapshots stay until expired)", dropBranchCmd},
 	{"expire", "TABLE [-older-than D] [-retain-last N] [flags]", "expire old snapshots and their files, keeping icerun's lineage", expireCmd},
+	{"compact", "TABLE (-key K | -all) [-min-delete-ratio R] [-min-small-files N] [flags]", "fold a partition's delete files and small files into target-size files", compactCmd},
 	{"cleanup", "TABLE [-min-age D | -any-age] [-delete] [flags]", "list (or delete) files no snapshot references", cleanupCmd},
 	{"drop", "TABLE [-purge] [flags]", "drop a table from the catalog (and delete its files with -purge)", dropCmd},
 	{"version", "", "the version of icerun and of the libraries it is built with", versionCmd},

@@ -160,6 +160,10 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	switch {
 	case kind == KindReplacePartitions:
 		out[sumReplacePartition] = "true"
+	case addDel.deleteFiles > 0 && addFiles == 0 && rm.dataFiles == 0:
+		op = icetable.OpDelete // a row delta that only deletes rows (rowdelta.go)
+	case addDel.deleteFiles > 0:
+		op = icetable.OpOverwrite // a row delta that adds rows and deletes others (Java's BaseRowDelta)
 	case len(del) == 0:
 		op = icetable.OpAppend
 	case addFiles == 0:
