@@ -45,7 +45,7 @@ func TestRedeliveryIsDropped(t *testing.T) {
 	}
 	mustWrite(t, s, sp0, 0, 10)
 	mustCommit(t, s)
-	mustWrite(t, s, sp0, 5, 15) // 5..9 committed, redelivered
+	mustWrite(t, s, sp0, 5, 15)  // 5..9 committed, redelivered
 	mustWrite(t, s, sp0, 12, 15) // 12..14 pending, redelivered
 	res, err := s.Commit(ctx)
 	if err != nil {
