@@ -100,6 +100,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 	}
 	s.reset()
 	if s.clock != nil && !s.isSide {
+		s.noteOpen(files)
 		if err := s.compactClosed(ctx); err != nil {
 			return res, err
 		}

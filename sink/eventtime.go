@@ -25,6 +25,10 @@ type eventClock struct {
 	lateness int64               // microseconds
 	end      func(t int64) int64 // the exclusive end of t's window
 	window   string              // how the window is chosen, for reasons
+	// windowEnd is the exclusive end of the window of a partition tuple
+	// (a data file's partition values); nil when the table is not
+	// partitioned by a time transform of the event time column.
+	windowEnd func(values map[int]any) (int64, bool)
 }
 
 func newEventClock(tbl *icetable.Table, spec *partition.Spec, column string, lateness time.Duration) (*eventClock, error) {
@@ -41,19 +45,35 @@ func newEventClock(tbl *icetable.Table, spec *partition.Spec, column string, lat
 	_, isDate := f.Type.(iceberg.DateType)
 	ps := tbl.Spec()
 	for _, pf := range ps.FieldsBySourceID(f.ID) {
+		var ordinalEnd func(v int64) int64 // the end of the window numbered v
 		switch pf.Transform.(type) {
 		case iceberg.HourTransform:
 			c.end, c.window = truncEnd(int64(time.Hour/time.Microsecond)), "hour"
+			ordinalEnd = func(v int64) int64 { return (v + 1) * int64(time.Hour/time.Microsecond) }
 		case iceberg.DayTransform:
 			c.end, c.window = truncEnd(microsPerDay), "day"
+			ordinalEnd = func(v int64) int64 { return (v + 1) * microsPerDay }
 		case iceberg.IdentityTransform:
 			if isDate {
 				c.end, c.window = truncEnd(microsPerDay), "day"
+				ordinalEnd = func(v int64) int64 { return (v + 1) * microsPerDay }
 			}
 		case iceberg.MonthTransform:
 			c.end, c.window = calendarEnd(0, 1), "month"
+			ordinalEnd = func(v int64) int64 { return time.Date(1970, time.Month(v+2), 1, 0, 0, 0, 0, time.UTC).UnixMicro() }
 		case iceberg.YearTransform:
 			c.end, c.window = calendarEnd(1, 0), "year"
+			ordinalEnd = func(v int64) int64 { return time.Date(1970+int(v)+1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro() }
+		}
+		if ordinalEnd != nil {
+			id := pf.FieldID
+			c.windowEnd = func(values map[int]any) (int64, bool) {
+				v, ok := ordinal(values[id])
+				if !ok {
+					return 0, false
+				}
+				return ordinalEnd(v), true
+			}
 		}
 	}
 	return c, nil
@@ -151,4 +171,20 @@ func toMicros(v int64, unit arrow.TimeUnit) int64 {
 		return v / 1_000
 	}
 	return v
+}
+
+// ordinal is a time partition value (days, hours, months or years since
+// the epoch) as an integer.
+func ordinal(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case iceberg.Date:
+		return int64(x), true
+	}
+	return 0, false
 }

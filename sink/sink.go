@@ -45,8 +45,9 @@ type Sink struct {
 	clock    *eventClock // nil without event time
 	keys     *keyIndex   // nil without keyed mode
 	files    *fileStream
-	late     *lateRows // nil until the first late row
-	rows     int64     // pending rows (main table)
+	late     *lateRows               // nil until the first late row
+	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window
+	rows     int64                   // pending rows (main table)
 	bytes    int64
 	since    time.Time // when the first pending row arrived
 	stats    Stats
