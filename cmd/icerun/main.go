@@ -82,6 +82,7 @@ var commands = []command{
 	{"cleanup", "TABLE [-min-age D | -any-age] [-delete] [flags]", "list (or delete) files no snapshot references", cleanupCmd},
 	{"drop", "TABLE [-purge] [flags]", "drop a table from the catalog (and delete its files with -purge)", dropCmd},
 	{"publish", "TABLE -branch NAME [-force] [flags]", "publish a write-audit-publish branch (replace -branch NAME) onto main", publishCmd},
+	{"sink", "TABLE -brokers HOSTS -topic T -group G [flags]", "stream a Kafka topic of JSON messages into the table, each message exactly once", sinkCmd},
 }
 
 func lookup(name string) *command {
