@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -24,10 +25,18 @@ type fileStream struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	rows int64 // handed to the writers
+
 	mu    sync.Mutex
 	files []iceberg.DataFile
 	err   error
 }
+
+// ErrIncompleteWrite means the data files written hold fewer rows than
+// the sink handed the writers: iceberg-go v0.7.0 can drop the rows of a
+// file whose creation failed without reporting the error. Nothing is
+// committed; the batch is replayed from the table's positions.
+var ErrIncompleteWrite = errors.New("sink: a data file write failed")
 
 func startFiles(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg *config) *fileStream {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // outlives the Write that started it; ended by finish or abort
@@ -73,8 +82,10 @@ func (fs *fileStream) add(ctx context.Context, rec arrow.RecordBatch) error {
 		rec.Release()
 		return err
 	}
+	n := rec.NumRows()
 	select {
 	case fs.ch <- rec:
+		fs.rows += n
 		return nil
 	case <-ctx.Done():
 		rec.Release()
@@ -94,6 +105,15 @@ func (fs *fileStream) finish(ctx context.Context) ([]iceberg.DataFile, error) {
 	close(fs.ch)
 	<-fs.done
 	fs.cancel()
+	if fs.err == nil {
+		var n int64
+		for _, f := range fs.files {
+			n += f.Count()
+		}
+		if n != fs.rows {
+			fs.err = fmt.Errorf("%w: the data files hold %d rows, %d were written", ErrIncompleteWrite, n, fs.rows)
+		}
+	}
 	if fs.err != nil {
 		return nil, errors.Join(fs.err, removeFiles(ctx, fs.tbl, fs.files))
 	}
