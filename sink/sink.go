@@ -138,6 +138,9 @@ func (s *Sink) Start(ctx context.Context, sps ...SourcePartition) (map[SourcePar
 	if err := s.load(ctx); err != nil {
 		return nil, err
 	}
+	if s.keys != nil {
+		s.keys.forget() // another owner may have committed keys since they were read
+	}
 	if s.late != nil {
 		if err := s.late.sink.load(ctx); err != nil {
 			return nil, err

@@ -30,6 +30,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	eventTime := fs.String("event-time", "", "event time column: rows for a partition the watermark closed go to TABLE_sink_late")
 	lateness := fs.Duration("allowed-lateness", time.Hour, "with -event-time: how far behind the newest event a row may be")
 	dropLate := fs.Bool("drop-late", false, "with -event-time: drop late rows (counted) instead of writing them to the side table")
+	session := fs.Duration("session-timeout", 0, "how long the group waits for a silent member before moving its partitions (default: the broker's)")
 	key := fs.String("key", "", "keyed mode: a column identifying a message; a key the table holds is dropped as a duplicate")
 	if err := e.parse(fs, args); err != nil {
 		return err
@@ -74,6 +75,6 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	}
 	return kafka.Run(ctx, s, kafka.Config{
 		Brokers: strings.Split(*brokers, ","), Topic: *topic, Group: *group,
-		Decode: kafka.JSON(sc), Logger: log,
+		Decode: kafka.JSON(sc), Logger: log, SessionTimeout: *session,
 	})
 }

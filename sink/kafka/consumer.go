@@ -28,6 +28,10 @@ type Config struct {
 	Decode  Decoder
 	// MaxPollRecords bounds the records handled per poll (default 10,000).
 	MaxPollRecords int
+	// SessionTimeout is how long the group waits for a silent member
+	// (a killed process) before it moves its partitions (default: the
+	// broker's, 45 s).
+	SessionTimeout time.Duration
 	// Options are more franz-go options (TLS, SASL, client id); the
 	// adapter's own (seed brokers, group, topic, offsets) win.
 	Options []kgo.Opt
@@ -70,6 +74,9 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 		kgo.OnPartitionsRevoked(c.revoke),
 		kgo.OnPartitionsLost(c.revoke),
 	)
+	if cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("kafka: %w", err)
