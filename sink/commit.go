@@ -66,6 +66,10 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 			merged = m
 			return s.summaryProps(m)
 		},
+		TableProperties: func(*icetable.Table) (iceberg.Properties, error) {
+			v, err := merged.encode()
+			return iceberg.Properties{PropertyPositions: v}, err
+		},
 		Committed: func(tbl *icetable.Table) { s.tbl = tbl },
 	})
 	if err != nil {
@@ -99,6 +103,9 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		s.keys.commitPending()
 	}
 	s.reset()
+	if err := s.expire(ctx); err != nil {
+		return res, err
+	}
 	if s.clock != nil && !s.isSide {
 		s.noteOpen(files)
 		if err := s.compactClosed(ctx); err != nil {

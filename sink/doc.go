@@ -52,9 +52,11 @@
 //
 // # Caveats
 //
-//   - Positions live in snapshot summaries: expiring every snapshot a sink
-//     wrote loses them (icerun's compaction carries them forward; keep at
-//     least the last snapshots when expiring).
+//   - Positions are read from the newest snapshot on main that records
+//     them, else (after expiry) from the table property [PropertyPositions]
+//     that every sink commit sets too.
+//   - Every commit's metadata lists every snapshot: use
+//     [WithSnapshotExpiry] on a long-running stream.
 //   - A Sink is not safe for concurrent use; run one per goroutine.
 //   - Files of a batch that never committed (a crash) are orphans until
 //     cleanup.Orphans removes them; they are never visible to readers.

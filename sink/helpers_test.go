@@ -22,7 +22,7 @@ var day0 = time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
 
 // eventsTable creates db.events: id (string, the message key), seq (long),
 // event_time (timestamp), partitioned by day(event_time).
-func eventsTable(t *testing.T, cat catalog.Catalog, name string) icetable.Identifier {
+func eventsTable(t testing.TB, cat catalog.Catalog, name string) icetable.Identifier {
 	t.Helper()
 	sch := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},

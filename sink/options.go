@@ -35,6 +35,9 @@ type config struct {
 	key            string
 	policy         commit.Policy
 	lock           commit.Locker
+	expireRetain   int
+	expireOlder    time.Duration
+	expireEvery    int64
 	runID          string
 	codeVersion    string
 	log            *slog.Logger
@@ -181,6 +184,23 @@ func WithLogger(l *slog.Logger) Option {
 			return fmt.Errorf("%w: nil logger", ErrBadOption)
 		}
 		c.log = l
+		return nil
+	}
+}
+
+// WithSnapshotExpiry expires, after every every-th commit of the sink,
+// the table's snapshots older than olderThan and not among the last
+// retainLast of main (with backfill.Expire: icerun's lineage is kept in its
+// checkpoint, files only expired snapshots referenced are removed). Every
+// Iceberg commit writes metadata that lists every snapshot, so without
+// expiry a commit's cost grows with the snapshots made. Default: no
+// expiry. The positions survive expiry (see [PropertyPositions]).
+func WithSnapshotExpiry(retainLast int, olderThan time.Duration, every int64) Option {
+	return func(c *config) error {
+		if retainLast < 1 || olderThan < 0 || every < 1 {
+			return fmt.Errorf("%w: snapshot expiry: retain %d, older than %s, every %d commits", ErrBadOption, retainLast, olderThan, every)
+		}
+		c.expireRetain, c.expireOlder, c.expireEvery = retainLast, olderThan, every
 		return nil
 	}
 }

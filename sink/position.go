@@ -20,6 +20,13 @@ import (
 // tracks event time.
 const SummaryPositions = "icerun.sink.positions"
 
+// PropertyPositions is the table property every sink commit sets, in the
+// same commit, to the value of [SummaryPositions]. It is read only when no
+// snapshot on main's ancestry records the positions (they were all
+// expired): the summary follows main (a rollback moves the positions back
+// with the rows), the property survives expiry.
+const PropertyPositions = "icerun.sink.positions"
+
 // SourcePartition names one ordered stream of a source: for Kafka, a topic
 // ("kafka:orders") and a partition of it.
 type SourcePartition struct {
@@ -112,6 +119,9 @@ func tableMarks(tbl *icetable.Table) (marks, error) {
 			break
 		}
 		s = md.SnapshotByID(*s.ParentSnapshotID)
+	}
+	if v, ok := md.Properties()[PropertyPositions]; ok && md.CurrentSnapshot() != nil {
+		return decodeMarks(v)
 	}
 	return marks{}, nil
 }

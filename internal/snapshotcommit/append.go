@@ -34,6 +34,9 @@ type AppendRequest struct {
 	// stops the loop and is returned wrapped with Op; nothing is
 	// committed.
 	Summary func(tbl *icetable.Table) (iceberg.Properties, error)
+	// TableProperties, when set, returns table properties to set in the
+	// same commit, computed on every attempt after Summary.
+	TableProperties func(tbl *icetable.Table) (iceberg.Properties, error)
 	// Committed, when set, is called with the table state the commit
 	// produced.
 	Committed func(tbl *icetable.Table)
@@ -75,7 +78,15 @@ func Append(ctx context.Context, cat catalog.Catalog, ar AppendRequest) (commit.
 			}
 		}
 		props[commit.SummaryCommitToken] = ar.Token
-		st, err := stage(ctx, tbl, icetable.MainBranch, KindOverwrite, nil, ar.Files, props, nil, cache)
+		var setProps iceberg.Properties
+		if ar.TableProperties != nil {
+			p, err := ar.TableProperties(tbl)
+			if err != nil {
+				return 0, noRetry(err)
+			}
+			setProps = p
+		}
+		st, err := stage(ctx, tbl, icetable.MainBranch, KindOverwrite, nil, ar.Files, props, setProps, cache)
 		if err != nil {
 			return 0, noRetry(fmt.Errorf("append: %w", err))
 		}
