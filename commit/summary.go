@@ -20,6 +20,10 @@ const (
 	// SummaryPartitionInputs holds, per key, the identity of its input
 	// (the rows' input identity, query-escaped), when some partition has one.
 	SummaryPartitionInputs = "icerun.partition-inputs"
+	// SummaryPartitionSpecID is the id of the partition spec the keys of
+	// SummaryPartitions were written under: the same key text names other
+	// rows under another spec (bucket[4] and bucket[8] of one field name).
+	SummaryPartitionSpecID = "icerun.partition-spec-id"
 )
 
 // Summary properties of a snapshot that published a branch onto main by

@@ -89,6 +89,7 @@ type Request struct {
 	Branch string
 
 	summaryExtra iceberg.Properties                            // more summary properties (a publish's)
+	extraReqs    []icetable.Requirement                        // more requirements of the commit (a publish's branch head)
 	landed       func(md icetable.Metadata) *icetable.Snapshot // finds the commit after an unknown outcome; nil: by Token on the branch
 }
 
@@ -357,7 +358,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 	if err != nil {
 		return 0, noRetry(err)
 	}
-	md, loc, err := cat.CommitTable(ctx, req.Ident, st.reqs, st.updates)
+	md, loc, err := cat.CommitTable(ctx, req.Ident, append(st.reqs, req.extraReqs...), st.updates)
 	if err != nil {
 		return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
 	}
@@ -409,6 +410,9 @@ func (req *Request) summary(parts []Part, fps, files []string) iceberg.Propertie
 	}
 	for k, v := range req.summaryExtra {
 		out[k] = v
+	}
+	if req.Spec != nil {
+		out[commit.SummaryPartitionSpecID] = strconv.Itoa(req.Spec.ID())
 	}
 	if v, ok := inputsProperty(parts); ok {
 		out[commit.SummaryPartitionInputs] = v
