@@ -95,6 +95,7 @@ func TestBinaryHelp(t *testing.T) {
 		"plan":     {"-key", "-file"},
 		"history":  {"-table"},
 		"publish":  {"-branch", "-force"},
+		"sink":     {"-brokers", "-topic", "-group", "-commit-interval", "-event-time", "-key"},
 	}
 	for _, c := range commands {
 		code, out, errs := exe(t, dir, nil, c.name, "-h")
