@@ -23,6 +23,9 @@ func (w *Writer) head(ctx context.Context) (*icetable.Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := partition.CheckFieldNames(tbl.Spec()); err != nil {
+		return nil, err // iceberg-go's manifest writer cannot record them
+	}
 	return snapshotcommit.OnBranch(tbl, w.cfg.branch)
 }
 

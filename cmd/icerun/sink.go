@@ -18,7 +18,7 @@ import (
 // sinkCmd runs the streaming sink: a Kafka topic of JSON messages into the
 // table, in a consumer group, until SIGTERM or SIGINT, then a final commit.
 func sinkCmd(ctx context.Context, e *env, args []string) error {
-	fs := e.flags()
+	fs := e.tableFlags()
 	e.writeFlags(fs)
 	brokers := fs.String("brokers", envOr("ICERUN_KAFKA_BROKERS", ""), "Kafka bootstrap brokers, comma-separated (ICERUN_KAFKA_BROKERS)")
 	topic := fs.String("topic", "", "topic to consume")
@@ -32,7 +32,11 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	dropLate := fs.Bool("drop-late", false, "with -event-time: drop late rows (counted) instead of writing them to the side table")
 	session := fs.Duration("session-timeout", 0, "how long the group waits for a silent member before moving its partitions (default: the broker's)")
 	key := fs.String("key", "", "keyed mode: a column identifying a message; a key the table holds is dropped as a duplicate")
-	if err := e.parse(fs, args); err != nil {
+	rest, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
 		return err
 	}
 	if *brokers == "" || *topic == "" || *group == "" {
