@@ -69,6 +69,13 @@ func (w *Writer) publish(ctx context.Context, op string, branch string) (commit.
 	if err := checkBranch(branch); err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
+	tbl, err := w.refresh(ctx)
+	if err == nil {
+		err = partition.CheckFieldNames(tbl.Spec()) // as every write: a re-plan writes manifests under main's spec
+	}
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
 	w.commitTurn.lock()
 	defer w.commitTurn.unlock()
 	return snapshotcommit.Publish(ctx, w.cat, snapshotcommit.PublishRequest{
