@@ -21,7 +21,7 @@ func Expire(ctx context.Context, w *table.Writer, retainLast int, olderThan time
 	if retainLast < 1 || olderThan < 0 {
 		return fmt.Errorf("%w: expire retaining %d snapshots older than %s", ErrBadOption, retainLast, olderThan)
 	}
-	start, before := time.Now(), len(w.Table().Metadata().Snapshots())
+	before := len(w.Table().Metadata().Snapshots())
 	err := expire(ctx, w, retainLast, olderThan)
 	name := strings.Join(w.Table().Identifier(), ".")
 	if err != nil {
@@ -33,7 +33,7 @@ func Expire(ctx context.Context, w *table.Writer, retainLast int, olderThan time
 	}
 	after := len(w.Table().Metadata().Snapshots())
 	attrs := []slog.Attr{slog.String("table", name), slog.Int("retain_last", retainLast), slog.Duration("older_than", olderThan),
-		slog.Int("snapshots_before", before), slog.Int("snapshots_after", after), slog.Duration("duration", time.Since(start))}
+		slog.Int("snapshots_before", before), slog.Int("snapshots_after", after)}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
