@@ -46,7 +46,8 @@
 //     true. This package links those two drivers and the SQL and REST
 //     catalogs. A program that needs Glue or S3 file IO imports
 //     github.com/apache/iceberg-go/catalog/glue and
-//     github.com/apache/iceberg-go/io/gocloud/s3 (cmd/icerun links both).
+//     github.com/apache/iceberg-go/io/gocloud/s3 (cmd/icerun links S3,
+//     and Glue when built with -tags icerun_glue).
 //
 // Secrets (credential, token, passwords, secret keys, the password in a
 // uri) never appear in this package's errors: they are replaced by "***"

@@ -28,3 +28,18 @@ func (e *PublishConflictError) Error() string {
 }
 
 func (e *PublishConflictError) Is(target error) bool { return target == ErrPublishConflict }
+
+// ErrBranchExpired means a publish cannot tell what the branch wrote since
+// its base: a snapshot on the branch's ancestry, or on main's before the
+// base, was expired. Nothing was published. Publishing before expiring
+// (or expiring while keeping the branch's snapshots since its base) avoids
+// it; a fast-forward (main still at the base) is not affected.
+var ErrBranchExpired = errors.New("commit: the branch's history was expired")
+
+// ErrBranchSpecChanged means the branch wrote partitions under another
+// partition spec than main's current one, and main moved since the
+// branch's base: its keys name other rows under the current spec, so the
+// publish cannot re-plan them (the branch's writes under the old spec stay
+// on its history). Nothing was published. A branch cut again (after
+// dropping it) and written under the current spec publishes.
+var ErrBranchSpecChanged = errors.New("commit: branch written under another partition spec")

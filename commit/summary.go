@@ -7,7 +7,7 @@ const (
 	SummaryRunID            = "icerun.run-id"            // the run that made the snapshot
 	SummaryCodeVersion      = "icerun.code-version"      // the transformation that produced the rows
 	SummarySchemaID         = "icerun.schema-id"         // the table schema the rows were resolved to
-	SummaryInputFingerprint = "icerun.input-fingerprint" // order-insensitive hash of all input rows
+	SummaryInputFingerprint = "icerun.input-fingerprint" // SHA-256 of the input rows in order (docs/fingerprint.md)
 	SummaryRows             = "icerun.rows"              // input rows
 	SummaryCommitToken      = "icerun.commit-token"      // unique per call: finds our own commit after an unknown outcome
 	// SummaryPartitionFingerprints holds one input fingerprint per key of
@@ -20,6 +20,10 @@ const (
 	// SummaryPartitionInputs holds, per key, the identity of its input
 	// (the rows' input identity, query-escaped), when some partition has one.
 	SummaryPartitionInputs = "icerun.partition-inputs"
+	// SummaryPartitionSpecID is the id of the partition spec the keys of
+	// SummaryPartitions were written under: the same key text names other
+	// rows under another spec (bucket[4] and bucket[8] of one field name).
+	SummaryPartitionSpecID = "icerun.partition-spec-id"
 )
 
 // Summary properties of a snapshot that published a branch onto main by

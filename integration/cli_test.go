@@ -96,9 +96,9 @@ func TestCLIOnPostgresAndS3(t *testing.T) {
 	require.Contains(t, icerun(0, "expire", name, "-older-than", "0s", "-retain-last", "1"), "1 remain")
 	require.Contains(t, icerun(0, "history", name, "event_date=2026-07-14"), "v2")
 	require.Contains(t, icerun(0, "drop", name, "-purge"), "deleted its files")
-	icerun(1, "describe", name)
+	icerun(64, "describe", name) // no such table: exit 64
 
 	// A wrong password: the error says so, without the secrets.
 	env = append(env, "ICERUN_CATALOG__PROD__URI="+strings.Replace(pg, ":"+pgPassword+"@", ":wrong-"+pgPassword+"@", 1))
-	icerun(1, "describe", name)
+	icerun(78, "describe", name) // the catalog refused the credentials: exit 78
 }

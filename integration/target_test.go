@@ -143,17 +143,28 @@ var targets = []target{
 		if uri == "" {
 			return nil, "ICERUN_REST_URI is not set"
 		}
-		return iceberg.Properties{
-			"type":                  "rest",
-			"uri":                   uri,
-			"warehouse":             os.Getenv("ICERUN_REST_WAREHOUSE"),
-			"credential":            os.Getenv("ICERUN_REST_CREDENTIAL"), // OAuth2 client credentials "id:secret"
-			iceio.S3EndpointURL:     os.Getenv("ICERUN_REST_S3_ENDPOINT"),
-			iceio.S3Region:          os.Getenv("ICERUN_REST_S3_REGION"),
-			iceio.S3AccessKeyID:     os.Getenv("ICERUN_REST_S3_ACCESS_KEY"),
-			iceio.S3SecretAccessKey: os.Getenv("ICERUN_REST_S3_SECRET_KEY"),
-		}, ""
+		return restProps(uri), ""
 	}},
+}
+
+// restProps is iceberg-go's REST catalog at uri, as scripts/integration
+// exports it: Apache Iceberg's RESTCatalogServer, with its warehouse on
+// local disk or (ICERUN_REST_S3_*) in S3. Unset variables set nothing.
+func restProps(uri string) iceberg.Properties {
+	p := iceberg.Properties{"type": "rest", "uri": uri}
+	for k, v := range map[string]string{
+		"warehouse":             "ICERUN_REST_WAREHOUSE",
+		"credential":            "ICERUN_REST_CREDENTIAL", // OAuth2 client credentials "id:secret"
+		iceio.S3EndpointURL:     "ICERUN_REST_S3_ENDPOINT",
+		iceio.S3Region:          "ICERUN_REST_S3_REGION",
+		iceio.S3AccessKeyID:     "ICERUN_REST_S3_ACCESS_KEY",
+		iceio.S3SecretAccessKey: "ICERUN_REST_S3_SECRET_KEY",
+	} {
+		if val := os.Getenv(v); val != "" {
+			p[k] = val
+		}
+	}
+	return p
 }
 
 // eachTarget runs fn as a subtest per target, on a fresh environment.

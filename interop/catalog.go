@@ -24,10 +24,10 @@ import (
 	"github.com/icerun/icerun/internal"
 )
 
-// Catalog is one test's catalog, open in Go (iceberg-go's SQL catalog, as
-// icerun uses it), in Spark and in PyIceberg under the same Name.
+// Catalog is one test's catalog, open in Go (iceberg-go's SQL or REST
+// catalog, as icerun uses it), in Spark and in PyIceberg under the same Name.
 type Catalog struct {
-	Target string // sqlite, pg, s3 or pg+s3
+	Target string // sqlite, pg, s3, pg+s3 or rest
 	Name   string // the catalog's name everywhere (iceberg_tables.catalog_name)
 	NS     string // a namespace created for the test
 	Cat    catalog.Catalog
@@ -37,12 +37,16 @@ type Catalog struct {
 }
 
 // Targets are the catalog targets configured in this environment: sqlite
-// always, pg with ICERUN_PG_URI, s3 with ICERUN_S3_ENDPOINT (both from
-// scripts/integration), pg+s3 with both. ICERUN_INTEROP_TARGETS (space
+// always, rest with ICERUN_REST_URI, pg with ICERUN_PG_URI, s3 with
+// ICERUN_S3_ENDPOINT (all from scripts/integration), pg+s3 with both. The
+// last one is where the matrix tests run (lastTarget). ICERUN_INTEROP_TARGETS (space
 // separated) replaces the list: CI runs sqlite on its own,
 // then the others inside scripts/integration.
 func Targets() []string {
 	out := []string{"sqlite"}
+	if os.Getenv("ICERUN_REST_URI") != "" {
+		out = append(out, "rest")
+	}
 	pg, s3 := os.Getenv("ICERUN_PG_URI") != "", os.Getenv("ICERUN_S3_ENDPOINT") != ""
 	if pg {
 		out = append(out, "pg")
@@ -69,14 +73,15 @@ func (e *Engines) EachTarget(t *testing.T, fn func(t *testing.T, c *Catalog)) {
 
 // NewCatalog opens a fresh catalog on target for this test: a new SQLite
 // file (or a new catalog name on the shared PostgreSQL database), a new
-// warehouse folder (on disk or in the S3 bucket), and a namespace; and
-// registers it in Spark and PyIceberg.
+// warehouse folder (on disk or in the S3 bucket), and a namespace; on the
+// REST server, a namespace of its own. It registers the catalog in Spark
+// and PyIceberg.
 func (e *Engines) NewCatalog(t testing.TB, target string) *Catalog {
 	t.Helper()
 	switch target {
-	case "sqlite", "pg", "s3", "pg+s3":
+	case "sqlite", "pg", "s3", "pg+s3", "rest":
 	default:
-		t.Fatalf("interop: unknown target %q (sqlite, pg, s3, pg+s3)", target)
+		t.Fatalf("interop: unknown target %q (sqlite, pg, s3, pg+s3, rest)", target)
 	}
 	e.mu.Lock()
 	e.catalogs++
@@ -85,13 +90,46 @@ func (e *Engines) NewCatalog(t testing.TB, target string) *Catalog {
 	name := fmt.Sprintf("c%d_%s", n, randomID())
 	dir := t.TempDir()
 
-	var props iceberg.Properties
-	spark := map[string]string{
+	var (
+		props     iceberg.Properties
+		spark, py map[string]string
+	)
+	ns := "ns"
+	if target == "rest" {
+		props, spark, py = restConfig(t)
+		ns = "ns_" + name // one server for every test: a namespace each
+	} else {
+		props, spark, py = sqlConfig(t, target, name, dir)
+	}
+
+	ctx := context.Background()
+	cat, err := catalog.Load(ctx, name, props)
+	if err != nil {
+		t.Fatalf("open %s catalog %s: %v", target, name, err)
+	}
+	if c, ok := cat.(interface{ Close() error }); ok {
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	c := &Catalog{Target: target, Name: name, NS: ns, Cat: cat, Props: props, e: e}
+	if err := cat.CreateNamespace(ctx, icetable.Identifier{c.NS}, nil); err != nil {
+		t.Fatalf("create namespace %s on %s: %v", c.NS, target, err)
+	}
+	e.Do(t, Request{"op": "configure_catalog", "name": name, "spark": spark, "pyiceberg": py})
+	return c
+}
+
+// sqlConfig is the configuration of a SQL catalog target (sqlite, pg, s3,
+// pg+s3) for iceberg-go, Spark and PyIceberg: a new SQLite file in dir (or
+// catalog name on the shared PostgreSQL database) and a new warehouse
+// folder (in dir or in the S3 bucket).
+func sqlConfig(t testing.TB, target, name, dir string) (props iceberg.Properties, spark, py map[string]string) {
+	t.Helper()
+	spark = map[string]string{
 		"catalog-impl":        "org.apache.iceberg.jdbc.JdbcCatalog",
 		"jdbc.schema-version": "V1",
 		"cache-enabled":       "false", // every query sees the catalog's current metadata
 	}
-	py := map[string]string{}
+	py = map[string]string{}
 	warehouse := "file://" + dir
 	if strings.Contains(target, "s3") {
 		warehouse = "s3://" + os.Getenv("ICERUN_S3_BUCKET") + "/interop-" + name
@@ -148,20 +186,7 @@ func (e *Engines) NewCatalog(t testing.TB, target string) *Catalog {
 		py["s3.secret-access-key"] = secret
 	}
 
-	ctx := context.Background()
-	cat, err := catalog.Load(ctx, name, props)
-	if err != nil {
-		t.Fatalf("open %s catalog %s: %v", target, name, err)
-	}
-	if c, ok := cat.(interface{ Close() error }); ok {
-		t.Cleanup(func() { _ = c.Close() })
-	}
-	c := &Catalog{Target: target, Name: name, NS: "ns", Cat: cat, Props: props, e: e}
-	if err := cat.CreateNamespace(ctx, icetable.Identifier{c.NS}, nil); err != nil {
-		t.Fatalf("create namespace %s on %s: %v", c.NS, target, err)
-	}
-	e.Do(t, Request{"op": "configure_catalog", "name": name, "spark": spark, "pyiceberg": py})
-	return c
+	return props, spark, py
 }
 
 // Ident is the iceberg-go identifier of table name in the test's namespace.

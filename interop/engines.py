@@ -9,7 +9,8 @@ Requests:
   {"op":"ping"}
   {"op":"configure_catalog","name":N,"spark":{k:v},"pyiceberg":{k:v}}
       registers Spark catalog N (spark.sql.catalog.N.k = v, at runtime) and
-      a PyIceberg SqlCatalog named N with the given properties.
+      a PyIceberg catalog named N with the given properties: a RestCatalog
+      when its "type" is "rest", else a SqlCatalog.
   {"op":"spark_sql","sql":S}                 -> {"columns":[...],"rows":[[...]]}
   {"op":"pyiceberg_scan","catalog":N,"table":"ns.t","filter":F|null,
    (F: a PyIceberg expression string, or its JSON form: see expr)
@@ -128,10 +129,16 @@ class Engines:
         spark.conf.set("spark.sql.catalog." + name, "org.apache.iceberg.spark.SparkCatalog")
         for k, v in (req.get("spark") or {}).items():
             spark.conf.set("spark.sql.catalog.%s.%s" % (name, k), v)
-        if req.get("pyiceberg") is not None:
+        props = req.get("pyiceberg")
+        if props is not None and props.get("type") == "rest":
+            from pyiceberg.catalog.rest import RestCatalog
+
+            props = {k: v for k, v in props.items() if k != "type"}
+            self.catalogs[name] = RestCatalog(name, **props)
+        elif props is not None:
             from pyiceberg.catalog.sql import SqlCatalog
 
-            self.catalogs[name] = SqlCatalog(name, **req["pyiceberg"])
+            self.catalogs[name] = SqlCatalog(name, **props)
         return {}
 
     def op_spark_sql(self, req):

@@ -68,8 +68,8 @@ func TestReadmeEmbeddedSnippets(t *testing.T) {
 
 // TestReadmeDuckDBSnippet runs the README's DuckDB block on the embedded
 // catalog with $ICERUN_DUCKDB_PYTHON, a Python with duckdb and the
-// duckdb-ext-iceberg, -avro and -sqlite packages (scripts/engines does not
-// install them; without it the test skips, CI included). The extensions
+// duckdb-ext-iceberg, -avro and -sqlite packages, which scripts/engines
+// installs (CI runs it; without the variable the test skips). The extensions
 // load from those packages instead of INSTALL, which needs DuckDB's own
 // download site.
 func TestReadmeDuckDBSnippet(t *testing.T) {

@@ -4,9 +4,13 @@
 // recursively, its .parquet files in name order, so Hive-style layouts
 // (DuckDB's COPY ... PARTITION_BY (event_date) writes
 // event_date=2026-07-14/data_0.parquet) open as they are. Hive folders
-// name a value that such files leave out; [Reader.Hive] reports them, and
-// [WithConstant] adds a column that the files lack (cmd/icerun fills an
-// identity partition column from the key this way).
+// name a value that such files leave out; [Reader.Hive] reports them,
+// [WithHiveColumns] adds such a column with each file's own folder value
+// ([FolderColumns] infers the columns' types as DuckDB and Spark do), and
+// [WithConstant] adds a column that the files lack with one value
+// (cmd/icerun fills an identity partition column from the key this way).
+// [Reader.Position] names the file and the row of a batch's row, for
+// errors about one row.
 //
 // Batches are streamed: one file is open at a time and a batch is never
 // held after the next call to Next. Every file must have the same Arrow

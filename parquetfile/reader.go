@@ -37,9 +37,12 @@ const DefaultBatchRows = 8192
 type File struct {
 	Path string
 	Size int64
-	// Hive holds the col=value pairs of the folders between the opened
-	// folder and the file, decoded (nil for a file given by path).
+	// Hive holds the col=value pairs of the folders in the file's path as
+	// given (the opened folder and the folders above it included),
+	// decoded; nil when there is none.
 	Hive map[string]string
+	// HiveNames are the columns of Hive in folder order, outermost first.
+	HiveNames []string
 }
 
 // Option configures [Open].
@@ -49,6 +52,7 @@ type config struct {
 	batchRows int64
 	mem       memory.Allocator
 	consts    []constant
+	hive      []arrow.Field
 }
 
 type constant struct {
@@ -102,8 +106,12 @@ type Reader struct {
 	fileSc *arrow.Schema // the files' schema
 	sc     *arrow.Schema // with the added constants
 	added  []constant    // the constants the files lack
+	hive   []hiveColumn  // the WithHiveColumns columns the files lack
 	rec    arrow.RecordBatch
-	err    error
+	// batchStart is the position in its file of the current batch's
+	// first row; fileRows counts the rows read of the open file.
+	batchStart, fileRows int64
+	err                  error
 }
 
 // Open opens paths (files, and folders read recursively; files and folders
@@ -134,6 +142,16 @@ func Open(ctx context.Context, paths []string, opts ...Option) (*Reader, error) 
 		r.added = append(r.added, c)
 		fields = append(fields, c.field)
 	}
+	has := func(name string) bool {
+		return r.fileSc.HasField(name) || slices.ContainsFunc(cfg.consts, func(c constant) bool { return c.field.Name == name })
+	}
+	if r.hive, err = hiveColumns(cfg.hive, files, has); err != nil {
+		r.Release()
+		return nil, err
+	}
+	for _, h := range r.hive {
+		fields = append(fields, h.field)
+	}
 	md := r.fileSc.Metadata()
 	r.sc = arrow.NewSchema(fields, &md)
 	return r, nil
@@ -148,7 +166,8 @@ func List(paths []string) ([]File, error) {
 			return nil, fmt.Errorf("parquetfile: %w", err)
 		}
 		if !st.IsDir() {
-			out = append(out, File{Path: p, Size: st.Size()})
+			h, names := hive(p)
+			out = append(out, File{Path: p, Size: st.Size(), Hive: h, HiveNames: names})
 			continue
 		}
 		var found []File
@@ -170,7 +189,8 @@ func List(paths []string) ([]File, error) {
 			if err != nil {
 				return err
 			}
-			found = append(found, File{Path: path, Size: info.Size(), Hive: hive(p, path)})
+			h, names := hive(path)
+			found = append(found, File{Path: path, Size: info.Size(), Hive: h, HiveNames: names})
 			return nil
 		})
 		if err != nil {
@@ -188,13 +208,10 @@ func List(paths []string) ([]File, error) {
 	return out, nil
 }
 
-// hive decodes the col=value folder names between root and path.
-func hive(root, path string) map[string]string {
-	rel, err := filepath.Rel(root, filepath.Dir(path))
-	if err != nil || rel == "." {
-		return nil
-	}
-	var m map[string]string
+// hive decodes the col=value folder names of path, and returns the
+// columns in folder order (a column named twice takes the inner value).
+func hive(path string) (m map[string]string, names []string) {
+	rel := filepath.Dir(filepath.Clean(path))
 	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok || k == "" {
@@ -203,9 +220,12 @@ func hive(root, path string) map[string]string {
 		if m == nil {
 			m = map[string]string{}
 		}
+		if _, dup := m[unescape(k)]; !dup {
+			names = append(names, unescape(k))
+		}
 		m[unescape(k)] = unescape(v)
 	}
-	return m
+	return m, names
 }
 
 // unescape decodes Hive's %XX escapes; a malformed value stays as it is.
@@ -248,6 +268,25 @@ func (r *Reader) Added() []string {
 	return out
 }
 
+// HiveAdded lists the names of the [WithHiveColumns] columns that the
+// files lack and the Reader fills from their folders.
+func (r *Reader) HiveAdded() []string {
+	out := make([]string, len(r.hive))
+	for i, h := range r.hive {
+		out[i] = h.field.Name
+	}
+	return out
+}
+
+// Position returns the file of the current batch and the position in
+// that file (0 for its first row) of the batch's row i.
+func (r *Reader) Position(i int) (path string, row int64) {
+	if r.next == 0 {
+		return "", int64(i)
+	}
+	return r.files[r.next-1].Path, r.batchStart + int64(i)
+}
+
 // readBufferBytes is the read buffer of each column: pages are read
 // through it, so the memory of a reader follows its batch and page sizes,
 // not the size of a file's column chunks (a row group of millions of
@@ -285,6 +324,7 @@ func (r *Reader) open() error {
 		return fmt.Errorf("%w: %s has %s, %s has %s", ErrSchemaMismatch, f.Path, rr.Schema(), r.files[0].Path, r.fileSc)
 	}
 	r.pf, r.cur = pf, rr
+	r.fileRows = 0
 	return nil
 }
 
@@ -334,7 +374,10 @@ func (r *Reader) Next() bool {
 	r.releaseRec()
 	for r.err == nil && r.cur != nil {
 		if r.cur.Next() {
-			r.err = r.batch(r.cur.RecordBatch())
+			b := r.cur.RecordBatch()
+			r.batchStart = r.fileRows
+			r.fileRows += b.NumRows()
+			r.err = r.batch(b)
 			return r.err == nil
 		}
 		if err := r.cur.Err(); err != nil {
@@ -352,7 +395,7 @@ func (r *Reader) Next() bool {
 
 // batch sets r.rec to b plus the constant columns.
 func (r *Reader) batch(b arrow.RecordBatch) error {
-	if len(r.added) == 0 {
+	if len(r.added) == 0 && len(r.hive) == 0 {
 		b.Retain()
 		r.rec = b
 		return nil
@@ -369,6 +412,14 @@ func (r *Reader) batch(b arrow.RecordBatch) error {
 		a, err := scalar.MakeArrayFromScalar(c.value, n, r.cfg.mem)
 		if err != nil {
 			return fmt.Errorf("parquetfile: constant column %s: %w", c.field.Name, err)
+		}
+		made = append(made, a)
+		cols = append(cols, a)
+	}
+	for _, h := range r.hive {
+		a, err := scalar.MakeArrayFromScalar(h.values[r.next-1], n, r.cfg.mem)
+		if err != nil {
+			return fmt.Errorf("parquetfile: Hive column %s: %w", h.field.Name, err)
 		}
 		made = append(made, a)
 		cols = append(cols, a)

@@ -12,6 +12,12 @@ var (
 	// ErrMalformedKey reports key text or partition values that do not make
 	// a key of the spec: an unknown, duplicate or missing field, or a bad value.
 	ErrMalformedKey = errors.New("partition: malformed key")
+	// ErrBadValue reports a source value no partition key can hold: a
+	// decimal with more digits than its column's precision, a date or
+	// timestamp outside the years 0000-9999 that key text spells, a time
+	// outside a day, a string that is not UTF-8, or a value a transform
+	// fails on. The message names the row and the partition field.
+	ErrBadValue = errors.New("partition: bad source value")
 	// ErrWrongSpec reports a key used with a spec of another spec id.
 	ErrWrongSpec = errors.New("partition: key of another spec")
 )
@@ -33,15 +39,18 @@ func (e *keyError) Error() string {
 
 func (e *keyError) Unwrap() error { return ErrMalformedKey }
 
-// rowError is a row outside its key; it wraps ErrRowOutside.
-type rowError struct {
-	row   int
-	value string // "name=value" of the offending row, canonical
-	key   string
+// RowOutsideError is a row outside its key; it wraps [ErrRowOutside]. Row
+// is the row's position in the batch that was checked (0 for its first
+// row): a caller that reads its input in batches adds the rows before the
+// batch to name the row's place in the input.
+type RowOutsideError struct {
+	Row   int
+	Value string // "name=value" of the offending row, canonical
+	Key   string // the key's text
 }
 
-func (e *rowError) Error() string {
-	return fmt.Sprintf("partition: row %d has %s, outside key %s", e.row, e.value, e.key)
+func (e *RowOutsideError) Error() string {
+	return fmt.Sprintf("partition: row %d has %s, outside key %s", e.Row, e.Value, e.Key)
 }
 
-func (e *rowError) Unwrap() error { return ErrRowOutside }
+func (e *RowOutsideError) Unwrap() error { return ErrRowOutside }

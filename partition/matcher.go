@@ -111,12 +111,19 @@ func arrowFits(src iceberg.Type, dt arrow.DataType) bool {
 // row, the first partition field it differs in and that row's value, e.g.
 //
 //	partition: row 17 has event_date=2026-07-15, outside key event_date=2026-07-14
-func (m *Matcher) Check(rec arrow.RecordBatch) error {
+//
+// A decimal beyond its source column's precision fails with an error
+// wrapping [ErrBadValue]; no input makes Check panic.
+func (m *Matcher) Check(rec arrow.RecordBatch) (err error) {
+	defer recoverValue("check", &err)
 	row, field := -1, -1
 	for j := range m.fields {
 		fm := &m.fields[j]
 		col, n, err := fm.column(rec)
 		if err != nil {
+			return err
+		}
+		if err := fm.f.checkSource(col, n); err != nil {
 			return err
 		}
 		if r := fm.k.next(col, n, 0); r >= 0 && (row < 0 || r < row) {
@@ -130,11 +137,14 @@ func (m *Matcher) Check(rec arrow.RecordBatch) error {
 	col, n, _ := fm.column(rec)
 	v := fm.f.apply(sourceValue(col, n, row, fm.f.srcType))
 
-	return &rowError{row: row, value: fm.f.text(v), key: m.key.text}
+	return &RowOutsideError{Row: row, Value: fm.f.text(v), Key: m.key.text}
 }
 
-// Mask returns, for every row of rec, whether it is in the key.
-func (m *Matcher) Mask(rec arrow.RecordBatch) ([]bool, error) {
+// Mask returns, for every row of rec, whether it is in the key. Like
+// [Matcher.Check], it fails with [ErrBadValue] on a decimal beyond its
+// precision, and never panics.
+func (m *Matcher) Mask(rec arrow.RecordBatch) (_ []bool, err error) {
+	defer recoverValue("mask", &err)
 	out := make([]bool, rec.NumRows())
 	for i := range out {
 		out[i] = true
@@ -143,6 +153,9 @@ func (m *Matcher) Mask(rec arrow.RecordBatch) ([]bool, error) {
 		fm := &m.fields[j]
 		col, n, err := fm.column(rec)
 		if err != nil {
+			return nil, err
+		}
+		if err := fm.f.checkSource(col, n); err != nil {
 			return nil, err
 		}
 		for r := fm.k.next(col, n, 0); r >= 0; r = fm.k.next(col, n, r+1) {

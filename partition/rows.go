@@ -14,7 +14,11 @@ import (
 // appearance, and for each row the index of its key in keys. It is the
 // router of a dynamic replace; it boxes each value, so it is slower than a
 // Matcher, which static replaces use.
+//
+// A source value no key can hold (see [ErrBadValue]) fails with an error
+// wrapping ErrBadValue that names its row; no input makes RowKeys panic.
 func (s *Spec) RowKeys(rec arrow.RecordBatch) (keys []Key, rowKey []int, err error) {
+	defer recoverValue("row keys", &err)
 	paths := columnPaths(rec.Schema())
 	cols := make([]source, len(s.fields))
 	for i := range s.fields {
@@ -28,6 +32,12 @@ func (s *Spec) RowKeys(rec arrow.RecordBatch) (keys []Key, rowKey []int, err err
 		}
 		if cols[i].col, cols[i].n, err = column(rec, path); err != nil {
 			return nil, nil, fmt.Errorf("partition: field %s: %w", f.name, err)
+		}
+		if typ := cols[i].col.DataType(); !arrowFits(f.srcType, typ) {
+			return nil, nil, fmt.Errorf("partition: field %s: source column %s is Arrow %s, want the Arrow form of %s", f.name, f.source, typ, f.srcType)
+		}
+		if err := f.checkSource(cols[i].col, cols[i].n); err != nil {
+			return nil, nil, err
 		}
 	}
 	index := make(map[string]int)
@@ -63,6 +73,9 @@ func (s *Spec) RowKeys(rec arrow.RecordBatch) (keys []Key, rowKey []int, err err
 			text := b.String()
 			var ok bool
 			if ki, ok = index[text]; !ok {
+				if err := s.checkRowKey(text, cols, r); err != nil {
+					return nil, nil, err
+				}
 				ki = len(keys)
 				index[text] = ki
 				keys = append(keys, Key{spec: s.id, valid: true, text: text})

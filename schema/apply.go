@@ -11,19 +11,23 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 )
 
 // Apply returns a new batch in the layout of [Resolution.Schema], built from
 // rec: columns picked by the mapping, promoted where the types differ, and
-// all-null arrays for optional table columns the input lacks. Arrays whose
-// type already matches are shared with rec, not copied. The caller releases
-// the result; rec is neither released nor retained.
+// for table columns the input lacks their write-default (format version 3)
+// in every row, or nulls when they have none. Arrays whose type already
+// matches are shared with rec, not copied. The caller releases the result;
+// rec is neither released nor retained.
 //
 // A null in a required column, at any depth, fails with [ErrMissingRequired]
 // naming the column and the first such row. A batch whose schema is not the
-// resolved input schema, and a value that its promotion cannot hold (a
-// timestamp in seconds beyond the microsecond range), fail with
-// [ErrIncompatibleType]. Memory comes from the allocator
+// resolved input schema, a value that its promotion cannot hold (a
+// timestamp in seconds beyond the microsecond range), and a decimal with
+// more digits than its table column's precision (Arrow does not enforce
+// precision), at any depth, fail with [ErrIncompatibleType] naming the
+// column and the first such row. Memory comes from the allocator
 // in ctx (see compute.WithAllocator), or the default allocator.
 func (r *Resolution) Apply(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if err := ctx.Err(); err != nil {
@@ -54,8 +58,12 @@ func (r *Resolution) Apply(ctx context.Context, rec arrow.RecordBatch) (arrow.Re
 			return nil, err
 		}
 		cols = append(cols, arr)
-		if path, row, ok := firstNull(nd, arr, 0, n, nil, nil); ok {
-			return nil, fmt.Errorf("%w: column %q is null at row %d", ErrMissingRequired, path, row)
+		if bad, row, ok := firstFailing(requiredRule{}, nd, arr, 0, n, nil, nil); ok {
+			return nil, fmt.Errorf("%w: column %q is null at row %d", ErrMissingRequired, bad.path, row)
+		}
+		if bad, row, ok := firstFailing(precisionRule{}, nd, arr, 0, n, nil, nil); ok {
+			return nil, fmt.Errorf("%w: column %q: row %d holds a value of more than %d digits, beyond the column's type %s",
+				ErrIncompatibleType, bad.path, row, bad.prec, bad.out)
 		}
 	}
 	return array.NewRecordBatch(r.out, cols, int64(n)), nil
@@ -73,6 +81,8 @@ func (b builder) build(nd *node, in arrow.Array, n int) (arrow.Array, error) {
 	switch nd.op {
 	case opNull:
 		return array.MakeArrayOfNull(b.mem, nd.out, n), nil
+	case opDefault:
+		return b.fill(nd, n)
 	case opSame:
 		in.Retain()
 		return in, nil
@@ -105,6 +115,24 @@ func (b builder) build(nd *node, in arrow.Array, n int) (arrow.Array, error) {
 		return b.largeList(nd, in.(*array.LargeList))
 	}
 	panic(fmt.Sprintf("schema: unknown op %d", nd.op))
+}
+
+// fill is an array of n copies of nd's write-default.
+func (b builder) fill(nd *node, n int) (arrow.Array, error) {
+	sc := nd.fill
+	ext, isExt := sc.(*scalar.Extension) // uuid: fixed[16] storage, wrapped
+	if isExt {
+		sc = ext.Value
+	}
+	arr, err := scalar.MakeArrayFromScalar(sc, n, b.mem)
+	if err != nil {
+		return nil, fmt.Errorf("%w: column %q: write-default %s: %w", ErrIncompatibleType, nd.path, nd.fill, err)
+	}
+	if !isExt {
+		return arr, nil
+	}
+	defer arr.Release()
+	return array.NewExtensionArrayWithStorage(nd.out.(arrow.ExtensionType), arr), nil
 }
 
 func (b builder) structArray(nd *node, in *array.Struct) (arrow.Array, error) {

@@ -28,13 +28,15 @@
 // [Resolution.Schema], which is exactly what iceberg-go's
 // table.SchemaToArrowSchema(tbl, nil, true, false) returns. Columns that
 // already have the table's type are shared, not copied; promoted columns are
-// converted; optional columns the input lacks become all-null arrays; a null
+// converted; columns the input lacks get their write-default, or nulls; a null
 // in a required column fails with [ErrMissingRequired] naming the first row.
 //
 // # Caveats
 //
-// Iceberg write defaults are not applied: a missing optional column is null,
-// a missing required column is an error even if it has a default. Structs,
+// A column the input lacks gets its Iceberg write-default (format version
+// 3) in every row; without one, a missing optional column is null and a
+// missing required column is an error. An input column of Arrow type null
+// is supplied nulls, not a missing column. Structs,
 // lists and maps resolve their children by ID at any depth; a list element or
 // map key or value that carries a field ID must carry the table's.
 // Dictionary-encoded and view-layout inputs are rejected as incompatible.

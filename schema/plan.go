@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/apache/iceberg-go"
 )
 
@@ -22,6 +23,7 @@ const (
 	opList                   // list: element resolved
 	opLargeList              // large list: offsets narrowed, element resolved
 	opMap                    // map: entries struct (key, value) resolved
+	opDefault                // no input: the column's write-default in every row
 )
 
 // node is the plan for one output array. The plan is built once by Resolve
@@ -30,10 +32,13 @@ type node struct {
 	path     string         // table column path, for messages
 	out      arrow.DataType // output type, from the table schema
 	op       op
-	src      int    // index of the input field in its parent struct; -1 if missing
-	required bool   // the output field is not nullable
-	check    bool   // this node or one below is required: Apply looks for nulls
-	children []node // struct: output children in table order; list and map: the element
+	src      int           // index of the input field in its parent struct; -1 if missing
+	required bool          // the output field is not nullable
+	check    bool          // this node or one below is required: Apply looks for nulls
+	prec     int32         // decimal output: its precision, which Apply checks values against; else 0
+	bounded  bool          // this node or one below is a decimal: Apply checks precisions
+	fill     scalar.Scalar // opDefault: the write-default
+	children []node        // struct: output children in table order; list and map: the element
 }
 
 // resolver builds the plan and collects unmatched input paths.
@@ -97,6 +102,17 @@ func (r *resolver) field(tblPath, inPath string, in *arrow.Field, t iceberg.Nest
 	out arrow.Field, mapped []iceberg.MappedField,
 ) (node, error) {
 	n := node{path: tblPath, out: out.Type, src: -1, required: !out.Nullable}
+	if in == nil {
+		// Not supplied: the spec has the write-default written.
+		fill, err := writeDefault(t, out.Type)
+		if err != nil {
+			return n, fmt.Errorf("%w: column %q: %v", ErrIncompatibleType, tblPath, err)
+		}
+		if fill != nil {
+			n.op, n.fill = opDefault, fill
+			return n, nil
+		}
+	}
 	if in == nil || in.Type.ID() == arrow.NULL && out.Type.ID() != arrow.NULL {
 		switch {
 		case t.Required && in == nil:
@@ -133,9 +149,11 @@ func (r *resolver) field(tblPath, inPath string, in *arrow.Field, t iceberg.Nest
 		return n, err
 	}
 
-	n.check = n.required
+	n.prec = decimalPrecision(out.Type)
+	n.check, n.bounded = n.required, n.prec > 0
 	for _, c := range n.children {
 		n.check = n.check || c.check
+		n.bounded = n.bounded || c.bounded
 	}
 	return n, nil
 }
@@ -177,7 +195,7 @@ func (r *resolver) mapType(tblPath, inPath string, in arrow.DataType, t *iceberg
 	}
 	key.src, val.src = 0, 1
 	entries := node{path: tblPath, out: out.Elem(), op: opStruct, src: 0,
-		check: key.check || val.check, children: []node{key, val}}
+		check: key.check || val.check, bounded: key.bounded || val.bounded, children: []node{key, val}}
 	return opMap, []node{entries}, nil
 }
 

@@ -23,6 +23,9 @@ func (w *Writer) head(ctx context.Context) (*icetable.Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := partition.CheckFieldNames(tbl.Spec()); err != nil {
+		return nil, err // iceberg-go's manifest writer cannot record them
+	}
 	return snapshotcommit.OnBranch(tbl, w.cfg.branch)
 }
 
@@ -39,8 +42,21 @@ func (w *Writer) head(ctx context.Context) (*icetable.Table, error) {
 //     writer was opened [WithForce];
 //   - publishing the same branch again is a no-op (Unchanged).
 //
+// A re-planned publish carries, with the data files of each partition,
+// the position deletes and deletion vectors another engine wrote there on
+// the branch; equality deletes are [commit.ErrUnsupported] there. It
+// fails with [commit.ErrBranchSpecChanged] when the branch wrote under
+// another partition spec than main's current one, and with
+// [commit.ErrBranchExpired] when snapshots it needs to tell what the
+// branch wrote since its base were expired. Its commit requires the
+// branch head it planned from: a branch dropped or moved meanwhile is
+// planned again ([commit.ErrNoSuchBranch] once dropped). Commits of other
+// writers, on main or on other branches, are conflicts retried like a
+// replacement's; with [WithCommitLock] every attempt holds the lock.
+//
 // The branch is kept; [Writer.DropBranch] removes it. Writes to the
-// branch by other engines are published by a fast-forward only.
+// branch by other engines are published by a fast-forward only, except
+// the row-level deletes above.
 func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, error) {
 	op := fmt.Sprintf("table: publish branch %s of %s", branch, w.name)
 	if err := checkBranch(branch); err != nil {
@@ -56,6 +72,7 @@ func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, err
 		Lineage:   snapshotcommit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion},
 		Token:     uuid.NewString(),
 		Policy:    w.cfg.policy,
+		Lock:      w.cfg.lock,
 		Committed: w.setTable,
 		OldSpec: func(spec *partition.Spec, parts []snapshotcommit.Part) snapshotcommit.OldSpecFunc {
 			return (&oldSpecs{spec: spec, keys: parts, cfg: w.cfg}).decide
@@ -65,7 +82,8 @@ func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, err
 
 // DropBranch removes branch's ref from the table. Its snapshots, and the
 // data files only they reference, stay until snapshots are expired. A
-// branch that does not exist is [commit.ErrNoSuchBranch].
+// branch that does not exist is [commit.ErrNoSuchBranch]. With
+// [WithCommitLock] the commit holds the lock.
 func (w *Writer) DropBranch(ctx context.Context, branch string) error {
 	op := fmt.Sprintf("table: drop branch %s of %s", branch, w.name)
 	if err := checkBranch(branch); err != nil {
@@ -73,7 +91,7 @@ func (w *Writer) DropBranch(ctx context.Context, branch string) error {
 	}
 	w.commitTurn.lock()
 	defer w.commitTurn.unlock()
-	return snapshotcommit.DropBranch(ctx, w.cat, op, w.ident, branch, w.cfg.policy)
+	return snapshotcommit.DropBranch(ctx, w.cat, op, w.ident, branch, w.cfg.policy, w.cfg.lock)
 }
 
 // ReadBranch returns the rows that partition key holds on branch (main

@@ -16,7 +16,9 @@ type NewColumn struct {
 	Doc  string
 	// InitialDefault, when set, is the value readers see for the column in
 	// rows written before it existed (Iceberg's initial-default; format
-	// version 3 or later). Nil: those rows read null.
+	// version 3 or later), and the value written into it by every later
+	// write whose input lacks the column (its write-default). Nil: those
+	// rows read null, and such writes write null.
 	InitialDefault iceberg.Literal
 }
 
@@ -29,8 +31,8 @@ var ErrSchemaChange = errors.New("table: schema change refused")
 
 // AddColumn adds an optional top-level column, the one schema change that
 // is always safe for reruns: partitions rewritten later by code that does
-// not know the column get nulls in it, and readers that do not know it are
-// unaffected. The change is recorded in the table property
+// not know the column get its InitialDefault in it (the write-default), or
+// nulls without one, and readers that do not know it are unaffected. The change is recorded in the table property
 // icerun.schema-change.<new schema id> with the code version and run id.
 // Renames and drops go through iceberg-go's UpdateSchema; icerun keeps
 // resolving old names after a rename through the name mapping.

@@ -7,9 +7,11 @@ import (
 )
 
 // hasher adds input batches to the partitions' fingerprints on a
-// goroutine of its own, beside the encoders: the per-row SHA-256 is
-// about a seventh of a replace's CPU time, and nothing needs a
-// fingerprint before the commit. Batches queue (at most hasherQueue)
+// goroutine of its own, beside the encoders: nothing needs a fingerprint
+// before the commit. Each partition's fingerprint receives its rows in
+// input order, however the rows of partitions interleave (a dynamic
+// replace), so a static and a dynamic replace of the same rows of a
+// partition, in the same order, record the same fingerprint. Batches queue (at most hasherQueue)
 // until hashed, so a hasher slower than the encoders holds the input
 // back rather than letting memory grow.
 type hasher struct {
@@ -33,33 +35,35 @@ func startHasher() *hasher {
 	return h
 }
 
-// countOnly makes a hasher count rows without hashing them (every row's
-// hash zero). Only benchmarks set it, to measure the hashing's share of a
+// countOnly makes a hasher count rows without hashing them. Only benchmarks set it, to measure the hashing's share of a
 // replace (BenchmarkReplaceFingerprintCost).
 var countOnly bool
 
 func (h *hasher) run() {
 	defer close(h.done)
-	var (
-		rows   fingerprint.Hasher
-		hashes []fingerprint.Hash
-	)
+	var rows fingerprint.Hasher
 	for j := range h.jobs {
 		if countOnly {
-			hashes = append(hashes[:0], make([]fingerprint.Hash, j.rec.NumRows())...)
+			count(j)
 		} else {
-			hashes = rows.Hashes(j.rec, hashes)
-		}
-		for row, hash := range hashes {
-			ki := 0
-			if j.rowKey != nil {
-				ki = j.rowKey[row]
-			}
-			if s := j.sums[ki]; s != nil {
-				s.AddHash(hash)
-			}
+			rows.Add(j.rec, j.sums, j.rowKey)
 		}
 		j.rec.Release()
+	}
+}
+
+// count adds j's rows to its sums' counts without hashing them.
+func count(j hashJob) {
+	if j.rowKey == nil {
+		if j.sums[0] != nil {
+			j.sums[0].Count(j.rec.NumRows())
+		}
+		return
+	}
+	for _, ki := range j.rowKey {
+		if s := j.sums[ki]; s != nil {
+			s.Count(1)
+		}
 	}
 }
 

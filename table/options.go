@@ -31,7 +31,9 @@ type config struct {
 	// written, unless the table sets write.parquet.row-group-limit itself
 	// (Upsert sets it for its rewrites, see upsertRowGroupRows).
 	rowGroupRows int64
-	upsertOrder  string // options_upsert.go
+	upsertOrder  string         // options_upsert.go
+	writeMode    WriteMode      // mor_mode.go
+	compact      *CompactPolicy // compact_policy.go; nil: DefaultCompactPolicy
 	contract     *schema.Contract
 	branch       string // options_branch.go; "" is main
 	force        bool

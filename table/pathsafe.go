@@ -40,12 +40,20 @@ var ErrSharedPartitionPath = errors.New("table: two partitions share a data fold
 // to this length, ending in a hash, when that spelling is longer.
 const MaxPathSegment = 255
 
-// checkPathSafe fails with ErrUnsafePartitionValue when a string value of
+// checkPathSafe fails with ErrUnsafePartitionValue when a partition field
+// name of tbl's spec is not a valid name (partition.CheckFieldName; the
+// error wraps partition.ErrInvalidFieldName too), when a string value of
 // k, split at path separators, has a "." or ".." segment after its first
 // (the first is prefixed with "name=", so it is never one), or a NUL byte,
 // or when a folder of k's path in tbl (a key of spec, tbl's current spec)
 // is longer than MaxPathSegment bytes.
 func checkPathSafe(tbl *icetable.Table, spec *partition.Spec, k partition.Key) error {
+	// A field name is a folder prefix: one with a separator or a ".."
+	// would place files elsewhere. Writes refuse such names up front
+	// (Writer.head); this keeps any path built here from holding one.
+	if err := partition.CheckFieldNames(tbl.Spec()); err != nil {
+		return fmt.Errorf("%w: key %s: %w", ErrUnsafePartitionValue, shortKey(k), err)
+	}
 	vals, err := spec.Values(k)
 	if err != nil {
 		return err

@@ -45,7 +45,10 @@ var ErrNoSource = errors.New("table: recompute: no such source")
 // source on every run, never incremented from its previous value, so a
 // rerun or a late source row gives the same total as a computation from
 // scratch. It is [Writer.ReplacePartition] of the aggregated rows, with its
-// guarantees (atomic, Unchanged when the aggregate did not change).
+// guarantees (atomic, Unchanged when the aggregate gives the same rows in
+// the same order: agg should return its rows in a deterministic order,
+// for example sorted by group, or a rerun makes a new snapshot of the
+// same rows).
 //
 // The source is streamed to agg batch by batch. A source table with no
 // snapshot gives agg no rows.

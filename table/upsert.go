@@ -78,6 +78,21 @@ var (
 // an older partition spec are refused with [commit.ErrUnsupported]:
 // ReplacePartition them first. On format v3 the rewritten rows get new
 // row ids (_row_id); see the README's caveats.
+//
+// Merge-on-read: when the table asks for it (write.upsert.mode,
+// write.merge.mode or write.update.mode = merge-on-read) or the writer has
+// [WithWriteMode]([MergeOnRead]), on format v2 and later, each touched
+// partition keeps its data files: the input's winning rows go to new data
+// files, and the live rows of their keys are deleted with delete files
+// (position delete files on v2, deletion vectors on v3, an existing
+// vector merged into the new one), all in one snapshot (operation
+// overwrite). Only the partition's key columns are read to find them.
+// The result then counts the rows deleted (DeletedRows) and added
+// (AddedRows), and the data files added. A rerun of the same input from
+// the same code version on the state it left makes no snapshot; a
+// partition another writer changed meanwhile is located again on the new
+// state. A partition with equality deletes makes the upsert
+// copy-on-write. [Writer.Compact] folds the deletes back.
 func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns ...string) (commit.Result, error) {
 	op := fmt.Sprintf("table: upsert into %s by (%s)", w.name, strings.Join(keyColumns, ", "))
 	if rows == nil {
@@ -112,7 +127,12 @@ func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
 	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: keyColumns, chg: chg, cfg: w.cfg}
-	result, err := u.run(ctx, tbl)
+	var result commit.Result
+	if w.cfg.mergeOnRead(tbl) {
+		result, err = u.runMOR(ctx, tbl)
+	} else {
+		result, err = u.run(ctx, tbl)
+	}
 	result.Ignored = res.Ignored()
 	return result, err
 }

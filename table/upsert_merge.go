@@ -93,8 +93,9 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	if err != nil {
 		return m, err
 	}
+	same := newSameContent(win)
 	if len(tasks) > 0 {
-		if err := u.keepUnchanged(ctx, tbl, tasks, win, add); err != nil {
+		if err := u.keepUnchanged(ctx, tbl, tasks, win, same, add); err != nil {
 			return m, err
 		}
 	}
@@ -105,13 +106,17 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	if err != nil {
 		return m, err
 	}
-	m.part = snapshotcommit.Part{Key: k, Files: files, Fingerprint: sum.String(), Rows: sum.Rows()}
+	fp := sum.String()
+	if recorded, ok := recordedFingerprint(tbl, k); ok && same.same() {
+		fp = recorded // the same rows, perhaps in another order
+	}
+	m.part = snapshotcommit.Part{Key: k, Files: files, Fingerprint: fp, Rows: sum.Rows()}
 	return m, nil
 }
 
 // keepUnchanged streams the rows of tasks whose key the change set (win)
-// does not hold to add.
-func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, win map[string]fingerprint.Hash, add func(arrow.RecordBatch) error) error {
+// does not hold to add, and the others to same.
+func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, win map[string]fingerprint.Hash, same *sameContent, add func(arrow.RecordBatch) error) error {
 	// One file at a time, in batches of mergeBatchRows: memory stays a few
 	// batches whatever the partition size.
 	sc, batches, err := tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(ctx, tasks)
@@ -147,12 +152,14 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 		}
 		n, dropped := int(rec.NumRows()), 0
 		keep.Reserve(n)
+		same.batch()
 		for row := 0; row < n; row++ {
 			buf = enc.Append(buf[:0], row)
 			_, hit := win[string(buf)]
 			keep.UnsafeAppend(!hit)
 			if hit {
 				dropped++
+				same.drop(rec, row, string(buf))
 			}
 		}
 		mask := keep.NewBooleanArray()

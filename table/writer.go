@@ -39,7 +39,10 @@ type Writer struct {
 var ErrNilInput = errors.New("table: nil input")
 
 // Open returns a Writer for the table ident of cat. It loads the table
-// once to check that it exists; every replacement loads it again.
+// once to check that it exists and that its partition field names are
+// names a manifest can hold (see [partition.CheckFieldNames]: otherwise
+// the error wraps [partition.ErrInvalidFieldName]); every replacement
+// loads it again and checks the names again.
 func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, opts ...Option) (*Writer, error) {
 	if cat == nil {
 		return nil, fmt.Errorf("%w: nil catalog", ErrBadOption)
@@ -56,6 +59,9 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
+		return nil, fmt.Errorf("table: open %s: %w", strings.Join(ident, "."), err)
+	}
+	if err := partition.CheckFieldNames(tbl.Spec()); err != nil {
 		return nil, fmt.Errorf("table: open %s: %w", strings.Join(ident, "."), err)
 	}
 	return &Writer{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: tbl, obs: obs, commitTurn: newTurn()}, nil

@@ -24,7 +24,7 @@ import (
 // request is one peer-bench step, as JSON: for this program's -run and
 // -prepare children and for peers/peer.py alike.
 type request struct {
-	Engine   string `json:"engine"`   // icerun, raw, pqarrow; pyiceberg, spark-cow, spark-mor, pyarrow
+	Engine   string `json:"engine"`   // icerun, icerun-mor, raw, pqarrow; pyiceberg, spark-cow, spark-mor, pyarrow
 	Scenario string `json:"scenario"` // replace, dynamic, upsert, backfill, floor
 	Dir      string `json:"dir"`      // warehouse: catalog.db and the table's files
 	Input    string `json:"input"`    // the Parquet input every engine reads
@@ -107,7 +107,11 @@ func runGo(ctx context.Context, req request) (outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	w, err := table.Open(ctx, cat, benchTable)
+	var opts []table.Option
+	if req.Engine == "icerun-mor" {
+		opts = append(opts, table.WithWriteMode(table.MergeOnRead))
+	}
+	w, err := table.Open(ctx, cat, benchTable, opts...)
 	if err != nil {
 		return out, err
 	}
@@ -121,7 +125,7 @@ func runGo(ctx context.Context, req request) (outcome, error) {
 		out.First10, out.Last10, err = backfillGo(ctx, req, w)
 	} else {
 		var rdr array.RecordReader
-		if req.Engine == "icerun" { // icerun's own reader: pages through a buffer, not whole column chunks
+		if req.Engine == "icerun" || req.Engine == "icerun-mor" { // icerun's own reader: pages through a buffer, not whole column chunks
 			rdr, err = parquetfile.Open(ctx, []string{req.Input})
 		} else {
 			rdr, err = readParquet(ctx, req.Input, 8192)
@@ -153,7 +157,7 @@ func writeGo(ctx context.Context, req request, w *table.Writer, rdr array.Record
 	case "icerun/dynamic":
 		_, err := w.ReplacePartitions(ctx, rdr)
 		return err
-	case "icerun/upsert":
+	case "icerun/upsert", "icerun-mor/upsert": // copy-on-write, merge-on-read (the writer's mode)
 		_, err := w.Upsert(ctx, rdr, "order_id")
 		return err
 	case "raw/replace":

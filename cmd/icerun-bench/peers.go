@@ -63,7 +63,12 @@ func peerBlocks(rows []int, parts []int, bfDays, bfRows int, only, engines strin
 	if want("upsert") {
 		bs = append(bs, block{"5. upsert 10k changed + 10k new into 1M rows", "upsert",
 			input{"upsert-1000000", 1, 1_000_000, true}, request{DayRows: 1_000_000},
-			[]string{"icerun", "pyiceberg", "spark-cow", "spark-mor"}})
+			[]string{"icerun", "icerun-mor", "pyiceberg", "spark-cow", "spark-mor"}})
+	}
+	if want("upsert10m") {
+		bs = append(bs, block{"6. upsert 10k changed + 10k new into 10M rows", "upsert",
+			input{"upsert-10000000", 1, 10_000_000, true}, request{DayRows: 10_000_000},
+			[]string{"icerun", "icerun-mor"}})
 	}
 	return bs
 }
@@ -146,7 +151,7 @@ func runStep(work, script, python string, b block, eng, input string, round int)
 	}
 	var cmd *exec.Cmd
 	switch eng {
-	case "icerun", "raw", "pqarrow":
+	case "icerun", "icerun-mor", "raw", "pqarrow":
 		cmd = exec.Command(os.Args[0], "-run", string(spec))
 	default:
 		if python == "" {

@@ -85,22 +85,30 @@ func TestBinaryHelp(t *testing.T) {
 	require.Contains(t, errs, "commands:")
 
 	flags := map[string][]string{
-		"replace":  {"-file", "-key", "-code-version", "-catalog", "-warehouse", "-branch"},
-		"backfill": {"-redo", "-keep-snapshots", "-code-version", "-dir"},
-		"cleanup":  {"-any-age", "-min-age", "-delete"},
-		"create":   {"-schema-from", "-schema", "-partition", "-format-version", "-property"},
-		"expire":   {"-older-than", "-retain-last"},
-		"drop":     {"-purge"},
-		"describe": {"-snapshots"},
-		"plan":     {"-key", "-file"},
-		"history":  {"-table"},
-		"publish":  {"-branch", "-force"},
+		"replace":     {"-file", "-key", "-code-version", "-catalog", "-warehouse", "-branch"},
+		"backfill":    {"-redo", "-keep-snapshots", "-code-version", "-dir"},
+		"cleanup":     {"-any-age", "-min-age", "-delete"},
+		"create":      {"-schema-from", "-schema", "-partition", "-format-version", "-property"},
+		"expire":      {"-older-than", "-retain-last"},
+		"drop":        {"-purge"},
+		"describe":    {"-snapshots"},
+		"plan":        {"-key", "-file"},
+		"history":     {"-table"},
+		"publish":     {"-branch", "-force"},
+		"compact":     {"-key", "-all", "-min-delete-ratio", "-min-small-files"},
+		"upsert":      {"-on", "-order-by", "-file", "-branch"},
+		"window":      {"-last", "-end", "-late", "-file"},
+		"list":        {"-catalog", "-warehouse"},
+		"branches":    {"-table"},
+		"drop-branch": {"-branch"},
+		"version":     {},
 	}
 	for _, c := range commands {
 		code, out, errs := exe(t, dir, nil, c.name, "-h")
 		require.Equal(t, 0, code, "%s -h: %s", c.name, errs)
 		require.True(t, strings.HasPrefix(out, "usage: icerun "+c.name+" "), "%s -h: %q", c.name, out)
-		require.NotEmpty(t, flags[c.name], "a flag list for %s", c.name)
+		_, listed := flags[c.name]
+		require.True(t, listed, "a flag list for %s", c.name)
 		for _, f := range flags[c.name] {
 			require.Regexp(t, `(?m)^  `+f+`( |$)`, out, "%s -h shows %s", c.name, f)
 		}
@@ -169,7 +177,7 @@ func TestBinaryLifecycle(t *testing.T) {
 
 	out, _ := icerun(0, "create", "shop.orders", "-schema-from", filepath.Join(in, "full.parquet"), "-partition", "event_date", "-property", "owner=etl")
 	require.Contains(t, out, "created shop.orders")
-	icerun(1, "create", "shop.orders", "-schema-from", filepath.Join(in, "full.parquet"))
+	icerun(64, "create", "shop.orders", "-schema-from", filepath.Join(in, "full.parquet"))
 	icerun(2, "create", "shop.bad", "-schema-from", filepath.Join(in, "full.parquet"), "-partition", "days(nope)")
 
 	out, errs := icerun(0, "replace", "shop.orders", "-key", "event_date=2026-07-14", "-file", filepath.Join(in, "hive", "event_date=2026-07-14"), "-code-version", "v1")
@@ -181,7 +189,7 @@ func TestBinaryLifecycle(t *testing.T) {
 	require.NotContains(t, out, "+20 rows", "an unchanged replace does not claim rows")
 
 	// A file of another day: plan says what replace would reject.
-	out, errs = icerun(1, "plan", "shop.orders", "-key", "event_date=2026-07-13", "-file", filepath.Join(in, "full.parquet"))
+	out, errs = icerun(65, "plan", "shop.orders", "-key", "event_date=2026-07-13", "-file", filepath.Join(in, "full.parquet"))
 	require.Contains(t, out, "(30 rows)")
 	require.Contains(t, errs, "30 of 30 input rows are outside event_date=2026-07-13")
 	out, _ = icerun(0, "plan", "shop.orders", "-key", "event_date=2026-07-14", "-file", filepath.Join(in, "hive", "event_date=2026-07-14"))
@@ -191,7 +199,7 @@ func TestBinaryLifecycle(t *testing.T) {
 	icerun(0, "backfill", "shop.orders", "-dir", filepath.Join(in, "hive"), "-from", "event_date=2026-07-13", "-to", "event_date=2026-07-14", "-code-version", "v1")
 
 	out, _ = icerun(0, "describe", "shop.orders")
-	for _, want := range []string{"1: order_id: required long", "6: event_date: required date", "owner=etl", "snapshots: 2", "current snapshot", "41 records"} {
+	for _, want := range []string{"1: order_id: optional long", "6: event_date: optional date", "owner=etl", "snapshots: 2", "current snapshot", "41 records"} {
 		require.Contains(t, out, want)
 	}
 	out, errs = icerun(0, "expire", "shop.orders", "-older-than", "0s", "-retain-last", "1")
@@ -216,6 +224,25 @@ func TestBinaryLifecycle(t *testing.T) {
 		return err
 	}))
 	require.Empty(t, left, "purge deletes every file of the table")
-	_, errs = icerun(1, "describe", "shop.orders")
+	_, errs = icerun(64, "describe", "shop.orders")
 	require.Contains(t, errs, "shop.orders")
+}
+
+// The binary links the catalog and IO drivers a user can configure
+// (docs/cli.md, "Binary size"): the SQL catalog with the SQLite and
+// PostgreSQL drivers, REST, local and S3 file IO; the native Glue client
+// only with -tags icerun_glue.
+func TestLinkedDrivers(t *testing.T) {
+	deps := func(tags ...string) string {
+		args := append([]string{"list", "-deps"}, tags...)
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	def := deps()
+	for _, p := range []string{"github.com/apache/iceberg-go/catalog/sql", "github.com/apache/iceberg-go/catalog/rest", "github.com/apache/iceberg-go/io/gocloud/s3", "github.com/uptrace/bun/driver/pgdriver", "github.com/uptrace/bun/driver/sqliteshim"} {
+		require.Contains(t, def, p+"\n")
+	}
+	require.NotContains(t, def, "github.com/apache/iceberg-go/catalog/glue\n")
+	require.Contains(t, deps("-tags", "icerun_glue"), "github.com/apache/iceberg-go/catalog/glue\n")
 }

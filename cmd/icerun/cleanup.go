@@ -12,11 +12,15 @@ import (
 // that no snapshot or metadata references, older than -min-age) and, with
 // -delete, removes them. Dry run by default.
 func cleanupCmd(ctx context.Context, e *env, args []string) error {
-	fs := e.flags()
+	fs := e.tableFlags()
 	minAge := fs.Duration("min-age", cleanup.DefaultMinAge, "consider only files older than this (must be > 0; see -any-age)")
 	anyAge := fs.Bool("any-age", false, "consider files of any age: only when no writer of the table can be running")
 	del := fs.Bool("delete", false, "remove the orphans (default: dry run, list only)")
-	if err := e.parse(fs, args); err != nil {
+	rest, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
 		return err
 	}
 	opts := []cleanup.Option{cleanup.MinAge(*minAge)}

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
@@ -18,21 +21,31 @@ import (
 
 // createCmd creates a table, and its namespace when missing.
 func createCmd(ctx context.Context, e *env, args []string) error {
-	fs := e.flags()
-	schemaFrom := fs.String("schema-from", "", "Parquet file (or folder) whose schema the table takes; columns get fresh field ids")
+	e.mayCreate = true
+	fs := e.tableFlags()
+	schemaFrom := fs.String("schema-from", "", "Parquet file, or folder of them (Hive col=value folders add their columns), whose schema the table takes; columns get fresh field ids")
 	schemaJSON := fs.String("schema", "", `Iceberg schema JSON ({"type":"struct","fields":[{"id":1,"name":"id","type":"long","required":true}]}), or @FILE`)
-	spec := fs.String("partition", "", "partition spec in Spark's syntax: col, years(c), months(c), days(c), hours(c), bucket(N,c), truncate(W,c), comma-separated; e.g. 'days(event_ts),bucket(8,id)'")
-	version := fs.Int("format-version", 2, "Iceberg format version: 1 or 2")
+	spec := fs.String("partition", "", "partition spec in Spark's syntax: col, years(c), months(c), days(c), hours(c), bucket(N,c), truncate(W,c), comma-separated; e.g. 'days(event_ts),bucket(8,id)' (default: unpartitioned)")
+	var required stringList
+	fs.Var(&required, "required", "with -schema-from: make these `COLUMNS` required, comma-separated or repeated (default: every column optional, whatever the file says, so that a later null is accepted)")
+	version := fs.Int("format-version", 2, "Iceberg format version: 1, 2 or 3")
 	var props stringList
-	fs.Var(&props, "property", "table property k=v (repeatable)")
-	if err := e.parse(fs, args); err != nil {
+	fs.Var(&props, "property", "table property `k=v` (repeatable)")
+	rest, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
 		return err
 	}
 	if (*schemaFrom == "") == (*schemaJSON == "") {
 		return fmt.Errorf("%w: give one of -schema-from and -schema", errUsage)
 	}
-	if *version != 1 && *version != 2 {
-		return fmt.Errorf("%w: -format-version %d: icerun writes format 1 and 2", errUsage, *version)
+	if *version < 1 || *version > 3 {
+		return fmt.Errorf("%w: -format-version %d: icerun writes format 1, 2 and 3", errUsage, *version)
+	}
+	if len(required) > 0 && *schemaFrom == "" {
+		return fmt.Errorf("%w: -required goes with -schema-from (a -schema says required itself)", errUsage)
 	}
 	tprops := iceberg.Properties{"format-version": strconv.Itoa(*version)}
 	for _, kv := range props {
@@ -46,7 +59,7 @@ func createCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sch, err := createSchema(ctx, *schemaFrom, *schemaJSON)
+	sch, err := createSchema(ctx, *schemaFrom, *schemaJSON, required)
 	if err != nil {
 		return err
 	}
@@ -60,33 +73,40 @@ func createCmd(ctx context.Context, e *env, args []string) error {
 	}
 	ns := catalog.NamespaceFromIdent(ident)
 	if ok, err := cat.CheckNamespaceExists(ctx, ns); err != nil {
-		return fmt.Errorf("namespace %s: %w", strings.Join(ns, "."), err)
+		return fmt.Errorf("namespace %s in %s: %w", strings.Join(ns, "."), e.where(), err)
 	} else if !ok {
 		if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
-			return fmt.Errorf("create namespace %s: %w", strings.Join(ns, "."), err)
+			return fmt.Errorf("create namespace %s in %s: %w", strings.Join(ns, "."), e.where(), err)
 		}
 	}
 	tbl, err := cat.CreateTable(ctx, ident, sch, catalog.WithPartitionSpec(&ps), catalog.WithProperties(tprops))
 	if err != nil {
-		return fmt.Errorf("create %s: %w", e.tableName, err)
+		return fmt.Errorf("create %s in %s: %w", e.tableName, e.where(), err)
 	}
-	fmt.Fprintf(e.out, "created %s at %s (format v%d)\nschema:\n%s\npartition spec: %s\n", e.tableName, tbl.Location(), tbl.Metadata().Version(), indent(tbl.Schema().String()), tbl.Spec())
+	tspec := tbl.Spec()
+	specText := tspec.String()
+	if tspec.NumFields() == 0 {
+		specText = "unpartitioned (replace without -key replaces the whole table)"
+	}
+	fmt.Fprintf(e.out, "created %s at %s (format v%d)\nschema:\n%s\npartition spec: %s\n", e.tableName, tbl.Location(), tbl.Metadata().Version(), indent(tbl.Schema().String()), specText)
 	return nil
 }
 
-// createSchema reads the schema from a Parquet file or an Iceberg JSON.
-func createSchema(ctx context.Context, from, js string) (*iceberg.Schema, error) {
+// createSchema reads the schema from Parquet files (and their Hive
+// folders) or an Iceberg JSON. A schema read from files has optional
+// columns but those named in required.
+func createSchema(ctx context.Context, from, js string, required []string) (*iceberg.Schema, error) {
 	if from != "" {
-		r, err := parquetfile.Open(ctx, []string{from})
+		files, err := parquetfile.List([]string{from})
+		if err != nil {
+			return nil, err
+		}
+		r, err := parquetfile.Open(ctx, []string{from}, parquetfile.WithHiveColumns(parquetfile.FolderColumns(files)...))
 		if err != nil {
 			return nil, err
 		}
 		defer r.Release()
-		sch, err := icetable.ArrowSchemaToIcebergWithFreshIDs(r.Schema(), true)
-		if err != nil {
-			return nil, fmt.Errorf("schema of %s: %w", from, err)
-		}
-		return sch, nil
+		return fileSchema(from, r.Schema(), required)
 	}
 	data := []byte(js)
 	if path, ok := strings.CutPrefix(js, "@"); ok {
@@ -98,6 +118,33 @@ func createSchema(ctx context.Context, from, js string) (*iceberg.Schema, error)
 	sch := new(iceberg.Schema)
 	if err := json.Unmarshal(data, sch); err != nil {
 		return nil, fmt.Errorf("%w: -schema: %v", errUsage, err)
+	}
+	return sch, nil
+}
+
+// fileSchema is the Iceberg schema of an input's Arrow schema: optional
+// top-level columns but those of required (comma-separated names).
+func fileSchema(from string, sc *arrow.Schema, required []string) (*iceberg.Schema, error) {
+	want := map[string]bool{}
+	for _, r := range required {
+		for _, name := range strings.Split(r, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				want[name] = true
+			}
+		}
+	}
+	fields := slices.Clone(sc.Fields())
+	for i := range fields {
+		fields[i].Nullable = !want[fields[i].Name]
+		delete(want, fields[i].Name)
+	}
+	if len(want) > 0 {
+		return nil, fmt.Errorf("%w: -required: no column %s in %s", errUsage, strings.Join(slices.Sorted(maps.Keys(want)), ", "), from)
+	}
+	md := sc.Metadata()
+	sch, err := icetable.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, &md), true)
+	if err != nil {
+		return nil, fmt.Errorf("schema of %s: %w", from, err)
 	}
 	return sch, nil
 }

@@ -13,9 +13,13 @@ import (
 // describeCmd prints a table's schema, spec, properties, snapshots and
 // sizes.
 func describeCmd(ctx context.Context, e *env, args []string) error {
-	fs := e.flags()
+	fs := e.tableFlags()
 	last := fs.Int("snapshots", 20, "show the last N snapshots (0: all)")
-	if err := e.parse(fs, args); err != nil {
+	rest, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
 		return err
 	}
 	ctx, _, tbl, err := e.loadTable(ctx)

@@ -9,9 +9,13 @@ import (
 
 // dropCmd drops a table, and with -purge deletes its files.
 func dropCmd(ctx context.Context, e *env, args []string) error {
-	fs := e.flags()
+	fs := e.tableFlags()
 	purge := fs.Bool("purge", false, "also delete the table's files (data, manifests, metadata)")
-	if err := e.parse(fs, args); err != nil {
+	rest, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
 		return err
 	}
 	ctx, cat, tbl, err := e.loadTable(ctx)

@@ -10,11 +10,14 @@ import (
 
 // expireCmd expires old snapshots, keeping icerun's lineage.
 func expireCmd(ctx context.Context, e *env, args []string) error {
-	fs := e.flags()
-	e.writeFlags(fs)
+	fs := e.tableFlags()
 	olderThan := fs.Duration("older-than", 120*time.Hour, "expire only snapshots older than this (Iceberg's default max snapshot age: 5 days)")
 	retain := fs.Int("retain-last", 1, "always keep the last N snapshots of main (at least 1)")
-	if err := e.parse(fs, args); err != nil {
+	rest, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
 		return err
 	}
 	if *retain < 1 || *olderThan < 0 {

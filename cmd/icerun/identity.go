@@ -11,9 +11,9 @@ import (
 // inputIdentity makes backfill's resume compare each key's input files
 // (names under the key's folder, sizes, SHA-256 of the bytes) with what
 // the lineage recorded, so a corrected day runs again.
-func inputIdentity(dir string) []backfill.Option {
+func inputIdentity(l layout) []backfill.Option {
 	return []backfill.Option{backfill.WithInputIdentity(func(ctx context.Context, k partition.Key) (string, error) {
-		d := keyDir(dir, k)
+		d := l.dir(k)
 		files, err := parquetfile.List([]string{d})
 		if err != nil {
 			return "", err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,22 +15,70 @@ import (
 	"github.com/icerun/icerun/partition"
 )
 
-// openInput opens the Parquet files of paths as the rows of key. An
-// identity partition column that the files lack (Hive-style input, where
-// the folder names it) is filled from the key and reported on stderr.
-func (e *env) openInput(ctx context.Context, tbl *icetable.Table, key partition.Key, paths []string) (*parquetfile.Reader, error) {
-	opts, err := keyColumns(tbl, key)
+// openInput opens the Parquet files of paths as the rows of key (nil: of
+// the partitions the rows produce). A table column that the files lack
+// is filled, and reported on stderr: an identity partition column from
+// the key, any other column from the Hive folders (col=value) above each
+// file. A folder column that is no table column is reported as not read.
+func (e *env) openInput(ctx context.Context, tbl *icetable.Table, key *partition.Key, paths []string) (*parquetfile.Reader, error) {
+	var opts []parquetfile.Option
+	if key != nil {
+		var err error
+		if opts, err = keyColumns(tbl, *key); err != nil {
+			return nil, err
+		}
+	}
+	files, err := parquetfile.List(paths)
 	if err != nil {
 		return nil, err
 	}
+	folders, unknown := folderColumns(tbl, files)
+	opts = append(opts, parquetfile.WithHiveColumns(folders...))
 	r, err := parquetfile.Open(ctx, paths, opts...)
 	if err != nil {
 		return nil, err
 	}
+	label := "input"
+	if key != nil {
+		label = key.String()
+	}
 	if added := r.Added(); len(added) > 0 {
-		fmt.Fprintf(e.err, "%s: filled %s from the key (the input files lack %s)\n", key, strings.Join(added, ", "), plural(len(added), "it", "them"))
+		fmt.Fprintf(e.err, "%s: filled %s from the key (the input files lack %s)\n", label, strings.Join(added, ", "), plural(len(added), "it", "them"))
+	}
+	if added := r.HiveAdded(); len(added) > 0 {
+		fmt.Fprintf(e.err, "%s: filled %s from the Hive folders (col=value) above each file (the input files lack %s)\n", label, strings.Join(added, ", "), plural(len(added), "it", "them"))
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(e.err, "%s: not read: folder %s %s no table column\n", label, strings.Join(unknown, ", "), plural(len(unknown), "column is", "columns are"))
 	}
 	return r, nil
+}
+
+// folderColumns returns the top-level table columns that the files'
+// Hive folders name, as Arrow fields, and the folder columns the table
+// lacks.
+func folderColumns(tbl *icetable.Table, files []parquetfile.File) (fields []arrow.Field, unknown []string) {
+	seen := map[string]bool{}
+	for _, f := range files {
+		for _, name := range f.HiveNames {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			col, ok := tbl.Schema().FindFieldByName(name)
+			if !ok || strings.Contains(name, ".") {
+				unknown = append(unknown, name)
+				continue
+			}
+			dt, err := icetable.TypeToArrowType(col.Type, false, false)
+			if err != nil {
+				unknown = append(unknown, name)
+				continue
+			}
+			fields = append(fields, arrow.Field{Name: col.Name, Type: dt, Nullable: !col.Required})
+		}
+	}
+	return fields, unknown
 }
 
 func plural(n int, one, many string) string {
@@ -38,6 +87,29 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// inInput rewords a row outside its key with the row's place in the
+// input (its file and its position there, counting from 1) instead of
+// its place in a read batch. r must be the reader the failed call read,
+// stopped at the batch that failed.
+func inInput(err error, r *parquetfile.Reader) error {
+	var ro *partition.RowOutsideError
+	if err == nil || r == nil || !errors.As(err, &ro) {
+		return err
+	}
+	file, row := r.Position(ro.Row)
+	where := fmt.Sprintf("partition: row %d of %s (counting from 1) has %s, outside key %s", row+1, file, ro.Value, ro.Key)
+	return &reworded{msg: strings.Replace(err.Error(), ro.Error(), where, 1), err: err}
+}
+
+// reworded is err with another message; errors.Is and As see err.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (r *reworded) Error() string { return r.msg }
+func (r *reworded) Unwrap() error { return r.err }
 
 // keyColumns returns a parquetfile.WithConstant for every top-level source
 // column of an identity partition field of key's spec, holding the key's

@@ -76,7 +76,7 @@ func TestCommands(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "3 keys: 0 written, 3 unchanged, 0 skipped")
 
-	code, out, errs = icerun(append([]string{"history"}, append(common, "event_date=2026-07-14")...)...)
+	code, out, errs = icerun("history", "-warehouse", wh, "-table", "db.fact_orders", "event_date=2026-07-14")
 	require.Equal(t, 0, code, errs)
 	require.Equal(t, 3, strings.Count(out, "\n"), "header and two writes: %s", out)
 	require.Contains(t, out, "v1")
@@ -92,12 +92,12 @@ func TestBadInput(t *testing.T) {
 		{[]string{"replace", "-nope"}, 2},
 		{[]string{"replace", "-warehouse", wh, "-table", "db.fact_orders"}, 2},
 		{[]string{"history", "-warehouse", wh, "-table", "fact_orders", "event_date=2026-07-14"}, 2},
-		{[]string{"history", "-warehouse", wh, "-table", "db.fact_orders", "event_date=2026-13-01"}, 1},
-		{[]string{"history", "-warehouse", wh, "-table", "db.missing", "event_date=2026-07-14"}, 1},
-		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-01"}, 1},
+		{[]string{"history", "-warehouse", wh, "-table", "db.fact_orders", "event_date=2026-13-01"}, 64},
+		{[]string{"history", "-warehouse", wh, "-table", "db.missing", "event_date=2026-07-14"}, 64},
+		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-01"}, 64},
 		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-order", "sideways"}, 2},
 		{[]string{"backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", wh, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-keep-snapshots", "-1"}, 2},
-		{[]string{"replace", "-warehouse", wh, "-table", "db.fact_orders", "-key", "event_date=2026-07-14", "-file", "/nonexistent.parquet"}, 1},
+		{[]string{"replace", "-warehouse", wh, "-table", "db.fact_orders", "-key", "event_date=2026-07-14", "-file", "/nonexistent.parquet"}, 65},
 	}
 	for _, tc := range tests {
 		code, _, errs := icerun(tc.args...)
@@ -138,6 +138,6 @@ func TestBackfillNoticesCorrectedInput(t *testing.T) {
 	require.Contains(t, out, "snapshots: 1\n")
 
 	code, _, errs = icerun("backfill", "-warehouse", wh, "-table", "db.fact_orders", "-dir", filepath.Join(in, "missing"), "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14", "-redo")
-	require.Equal(t, 1, code)
-	require.Contains(t, errs, "after 1 attempts", "a missing input folder is not retried")
+	require.Equal(t, 65, code, "a missing input folder is bad input")
+	require.Contains(t, errs, "-dir")
 }

@@ -50,7 +50,7 @@ func TestReplaceBranchThenPublish(t *testing.T) {
 	}{
 		{"no branch", []string{"publish", "-warehouse", wh, "db.fact_orders"}, 2, "-branch is required"},
 		{"two tables", []string{"publish", "-warehouse", wh, "db.fact_orders", "-branch", "audit", "db.other"}, 2, "unexpected argument"},
-		{"no such branch", []string{"publish", "-warehouse", wh, "db.fact_orders", "-branch", "nope"}, 1, "no such branch"},
+		{"no such branch", []string{"publish", "-warehouse", wh, "db.fact_orders", "-branch", "nope"}, 64, "no such branch"},
 		{"publish", []string{"publish", "-warehouse", wh, "db.fact_orders", "-branch", "audit"}, 0, "fast-forward"},
 		{"again", []string{"publish", "-warehouse", wh, "-table", "db.fact_orders", "-branch", "audit"}, 0, "already published"},
 	}

@@ -1,243 +1,133 @@
-// Package fingerprint computes an order-insensitive fingerprint of Arrow
-// rows: two inputs holding the same multiset of rows have the same
-// fingerprint, whatever their batch boundaries and row order.
+// Package fingerprint computes the fingerprint of a sequence of Arrow
+// rows: SHA-256 of their canonical bytes, in order. Two inputs have the
+// same fingerprint when they hold the same rows in the same order,
+// whatever their batch boundaries; inputs that differ in any value, in
+// their row order or in their column types have different fingerprints,
+// unless SHA-256 has a collision.
 //
-// Each row is encoded into canonical bytes (see canonical): every value at
+// Each row is encoded into canonical bytes (see layout): every value at
 // every depth (structs, lists, maps, unions, dictionaries), as its raw
 // bytes, never as text, with nulls, lengths and element counts encoded so
-// that two different rows of one schema never have the same bytes. The
-// row's [Hash] is SHA-256 of those bytes, truncated to 128 bits. The row
-// hashes are added modulo 2^128, so the result does not depend on row
-// order, and the fingerprint is the row count and that sum.
+// that two different rows of one schema never have the same bytes: the
+// encoding of a row is self-delimiting given the column types. The
+// fingerprint hashes one message:
 //
-// Two different inputs share a fingerprint only if their row-hash sums
-// collide: by accident, with probability about 2^-128; a SHA-256 collision
-// of two rows is not known to anyone. An additive combination can be
-// attacked, though: a party that chooses thousands of rows of both inputs
-// and evaluates SHA-256 some 2^20 to 2^30 times can search for two row
-// sets with equal sums (a generalized birthday search). It is a change
-// detector for reruns, not a signature.
+//	"icerun-fingerprint-f3\n"  (the format version)
+//	the column types           (see appendTypes; self-delimiting)
+//	row 1, row 2, ..., row n   (canonical bytes, concatenated)
+//
+// and, should the column types change within one input (they never do
+// on icerun's write paths: every batch is resolved to the table schema),
+// byte 2, the number of rows since the last types (uvarint) and the new
+// types, then the rows that follow. The message decodes uniquely into
+// the column types and the rows, so two different inputs have two
+// different messages, and equal fingerprints only by a SHA-256 collision:
+// about 2^128 work by the birthday bound, at the full 256-bit digest. No
+// algebraic structure is left to attack (a sum of row hashes, the
+// previous construction, falls to a generalized-birthday search in about
+// 2^24 hashes).
+//
+// The fingerprint's text is the format version, the row count and the
+// digest in hex: "f3-<rows>-<64 hex digits>". Fingerprints of an earlier
+// format never equal one of this format.
 package fingerprint
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
-	"math/bits"
+	"encoding/hex"
+	"hash"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// Hash is the hash of one row: SHA-256 of its canonical bytes, truncated
-// to 128 bits.
-type Hash [16]byte
+// Version prefixes every fingerprint of this format. Fingerprints of an
+// older format ("f2", the sum of row hashes, or none) never equal one of
+// this format: a partition written before the change is rewritten once,
+// never wrongly skipped.
+const Version = "f3"
 
-// Sum accumulates rows. The zero value is empty and ready to use. A Sum is
-// not safe for concurrent use.
+// domain starts every hashed message: the format, so that no message of
+// another format or use of SHA-256 in icerun is one of this format.
+const domain = "icerun-fingerprint-" + Version + "\n"
+
+// typesChange separates the rows of one set of column types from those of
+// the next. The canonical bytes of a row (of at least one column) start
+// with byte 0 or 1, so it is never taken for a row.
+const typesChange = 2
+
+// Sum is the fingerprint of rows added in order. The zero value holds no
+// rows and is ready to use. A Sum is not safe for concurrent use.
 type Sum struct {
-	rows   int64
-	hi, lo uint64 // the sum of the row hashes, modulo 2^128
-	hasher Hasher
-	hashes []Hash
+	rows    int64
+	sha     hash.Hash // nil until the first row
+	types   []byte    // the column types of the rows last written
+	segment int64     // rows written since types were
+	hasher  *Hasher   // Add's, created on its first use
 }
 
-// Add folds every row of rec into the sum.
+// Add appends every row of rec, in order.
 func (s *Sum) Add(rec arrow.RecordBatch) {
-	s.hashes = s.hasher.Hashes(rec, s.hashes)
-	for _, h := range s.hashes {
-		s.AddHash(h)
+	if rec.NumRows() == 0 {
+		return
 	}
+	if s.hasher == nil {
+		s.hasher = new(Hasher)
+	}
+	s.hasher.Add(rec, []*Sum{s}, nil)
 }
 
-// AddHash folds one row, given by its hash (Hasher), into the sum.
-func (s *Sum) AddHash(h Hash) {
-	var c uint64
-	s.lo, c = bits.Add64(s.lo, binary.LittleEndian.Uint64(h[:8]), 0)
-	s.hi, _ = bits.Add64(s.hi, binary.LittleEndian.Uint64(h[8:]), c)
-	s.rows++
+// write appends n rows, laid out as rows (their canonical bytes,
+// concatenated), of the column types types.
+func (s *Sum) write(types []byte, rows []byte, n int) {
+	if n == 0 {
+		return
+	}
+	switch {
+	case s.sha == nil:
+		s.sha = sha256.New()
+		s.sha.Write([]byte(domain))
+		s.sha.Write(types)
+		s.types = append(s.types[:0], types...)
+	case string(types) != string(s.types):
+		s.sha.Write(binary.AppendUvarint([]byte{typesChange}, uint64(s.segment)))
+		s.sha.Write(types)
+		s.types = append(s.types[:0], types...)
+		s.segment = 0
+	}
+	s.sha.Write(rows)
+	s.rows += int64(n)
+	s.segment += int64(n)
 }
 
-// Hasher computes row hashes, reusing its buffers from batch to batch.
-// The zero value is ready to use. A Hasher is not safe for concurrent use.
-type Hasher struct {
-	layout layout
-	rows   rowHasher
-}
-
-// Hashes returns one hash per row of rec, reusing buf's storage.
-func (h *Hasher) Hashes(rec arrow.RecordBatch, buf []Hash) []Hash {
-	n := int(rec.NumRows())
-	if cap(buf) < n {
-		buf = make([]Hash, n)
-	}
-	buf = buf[:n]
-	h.layout.build(rec)
-	for i := range buf {
-		buf[i] = h.rows.row(&h.layout, i)
-	}
-	return buf
-}
+// Count adds n rows to the row count without hashing them, so the
+// fingerprint no longer describes the rows. It exists only to measure
+// what hashing costs (a benchmark's baseline); nothing else may call it.
+func (s *Sum) Count(n int64) { s.rows += n }
 
 // Rows is the number of rows added.
 func (s *Sum) Rows() int64 { return s.rows }
 
-// Merge adds the rows of o to s.
-func (s *Sum) Merge(o *Sum) {
-	var c uint64
-	s.lo, c = bits.Add64(s.lo, o.lo, 0)
-	s.hi, _ = bits.Add64(s.hi, o.hi, c)
-	s.rows += o.rows
+// Digest is the SHA-256 of the message of the rows added so far.
+func (s *Sum) Digest() [sha256.Size]byte {
+	if s.sha == nil {
+		return sha256.Sum256([]byte(domain))
+	}
+	var d [sha256.Size]byte
+	s.sha.Sum(d[:0])
+	return d
 }
-
-// Version prefixes every fingerprint of this format. Fingerprints of an
-// older format (without it) never equal one of this format: a partition
-// written before the change is rewritten once, never wrongly skipped.
-const Version = "f2"
 
 // String is the fingerprint: the format version, the row count and the
-// 128-bit sum in hex, as in "f2-1000-0123456789abcdef0123456789abcdef".
+// digest in hex, as in "f3-1000-<64 hex digits>". More rows may be added
+// after it is read.
 func (s *Sum) String() string {
-	return fmt.Sprintf("%s-%d-%016x%016x", Version, s.rows, s.hi, s.lo)
-}
-
-// encoder appends the canonical bytes of row i of one array.
-type encoder func(dst []byte, i int) []byte
-
-// newEncoder returns the encoder of a's values; it handles every Arrow
-// type.
-func newEncoder(a arrow.Array) encoder {
-	if a.Len() == 0 { // no row to encode; its buffers may be absent
-		return func(dst []byte, _ int) []byte { return dst }
-	}
-	var value encoder
-	switch a := a.(type) {
-	case *array.Null:
-		return func(dst []byte, _ int) []byte { return append(dst, 0) }
-	case *array.Boolean:
-		value = func(dst []byte, i int) []byte {
-			if a.Value(i) {
-				return append(dst, 1)
-			}
-			return append(dst, 0)
-		}
-	case *array.String:
-		value = varBytes(a.ValueBytes(), a.ValueOffsets())
-	case *array.LargeString:
-		value = varBytes(a.ValueBytes(), a.ValueOffsets())
-	case *array.Binary:
-		value = varBytes(a.ValueBytes(), a.ValueOffsets())
-	case *array.LargeBinary:
-		value = varBytes(a.ValueBytes(), a.ValueOffsets())
-	case *array.StringView:
-		value = func(dst []byte, i int) []byte { return appendString(dst, a.Value(i)) }
-	case *array.BinaryView:
-		value = func(dst []byte, i int) []byte { return appendBytes(dst, a.Value(i)) }
-	case *array.Struct:
-		fields := make([]encoder, a.NumField())
-		for f := range fields {
-			fields[f] = newEncoder(a.Field(f))
-		}
-		value = func(dst []byte, i int) []byte {
-			for _, f := range fields {
-				dst = f(dst, i)
-			}
-			return dst
-		}
-	case *array.FixedSizeList:
-		elem := newEncoder(a.ListValues())
-		value = func(dst []byte, i int) []byte { // the size is the type's: no count
-			start, end := a.ValueOffsets(i)
-			return elements(dst, elem, start, end)
-		}
-	case array.VarLenListLike: // list, large list, map, list views
-		elem := newEncoder(a.ListValues())
-		value = func(dst []byte, i int) []byte {
-			start, end := a.ValueOffsets(i)
-			return elements(binary.AppendUvarint(dst, uint64(end-start)), elem, start, end)
-		}
-	case *array.SparseUnion:
-		children := unionChildren(a)
-		value = func(dst []byte, i int) []byte {
-			return children[a.ChildID(i)](append(dst, byte(a.TypeCode(i))), i)
-		}
-	case *array.DenseUnion:
-		children := unionChildren(a)
-		value = func(dst []byte, i int) []byte {
-			return children[a.ChildID(i)](append(dst, byte(a.TypeCode(i))), int(a.ValueOffset(i)))
-		}
-	case *array.Dictionary:
-		dict := newEncoder(a.Dictionary())
-		return func(dst []byte, i int) []byte {
-			if a.IsNull(i) {
-				return append(dst, 0)
-			}
-			return dict(dst, a.GetValueIndex(i))
-		}
-	case *array.RunEndEncoded:
-		values := newEncoder(a.Values())
-		return func(dst []byte, i int) []byte { return values(dst, a.GetPhysicalIndex(i)) }
-	case array.ExtensionArray:
-		return newEncoder(a.Storage())
-	default:
-		value = fixedWidth(a)
-	}
-	if a.NullN() == 0 {
-		return func(dst []byte, i int) []byte { return value(append(dst, 1), i) }
-	}
-	return func(dst []byte, i int) []byte {
-		if a.IsNull(i) {
-			return append(dst, 0)
-		}
-		return value(append(dst, 1), i)
-	}
-}
-
-// fixedWidth encodes the values of a fixed-width array (numbers, decimals,
-// temporal types, intervals, fixed-size binary) as their bytes.
-func fixedWidth(a arrow.Array) encoder {
-	fw, ok := a.DataType().(arrow.FixedWidthDataType)
-	if !ok || fw.BitWidth()%8 != 0 {
-		// No Arrow type is left but future ones: fail loudly rather than
-		// hash something that is not the value.
-		panic(fmt.Sprintf("fingerprint: no canonical encoding for Arrow type %s", a.DataType()))
-	}
-	w := fw.BitWidth() / 8
-	var raw []byte // absent only when every value is null: never read
-	if bufs := a.Data().Buffers(); len(bufs) > 1 && bufs[1] != nil {
-		raw = bufs[1].Bytes()[a.Data().Offset()*w:]
-	}
-	return func(dst []byte, i int) []byte { return append(dst, raw[i*w:(i+1)*w]...) }
-}
-
-// varBytes encodes variable-width values straight from the array's data
-// and offsets buffers, without a copy per value. data is the array's
-// ValueBytes, which starts at its first value (offs[0]) when the array is
-// a slice, while its offsets stay those of the whole buffer.
-func varBytes[O int32 | int64](data []byte, offs []O) encoder {
-	base := offs[0]
-	return func(dst []byte, i int) []byte { return appendBytes(dst, data[offs[i]-base:offs[i+1]-base]) }
-}
-
-func appendBytes(dst, v []byte) []byte {
-	return append(binary.AppendUvarint(dst, uint64(len(v))), v...)
-}
-
-func appendString(dst []byte, v string) []byte {
-	return append(binary.AppendUvarint(dst, uint64(len(v))), v...)
-}
-
-// elements appends the elements start to end of a list.
-func elements(dst []byte, elem encoder, start, end int64) []byte {
-	for j := start; j < end; j++ {
-		dst = elem(dst, int(j))
-	}
-	return dst
-}
-
-func unionChildren(a array.Union) []encoder {
-	children := make([]encoder, a.NumFields())
-	for c := range children {
-		children[c] = newEncoder(a.Field(c))
-	}
-	return children
+	d := s.Digest()
+	out := make([]byte, 0, len(Version)+22+2*len(d))
+	out = append(out, Version...)
+	out = append(out, '-')
+	out = strconv.AppendInt(out, s.rows, 10)
+	out = append(out, '-')
+	return string(hex.AppendEncode(out, d[:]))
 }

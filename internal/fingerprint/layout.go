@@ -10,7 +10,7 @@ import (
 )
 
 // layout holds the canonical bytes of every row of one batch in one
-// buffer: row i is buf[offs[i]:offs[i+1]]. A row's canonical bytes are
+// buffer: row i is buf[start[i]:start[i]+lens[i]]. A row's canonical bytes are
 // the concatenation of its columns' values, each:
 //
 //   - a null: byte 0;
@@ -31,14 +31,17 @@ import (
 // looked at once per batch, not once per value; [encoder] encodes the
 // values of the other types one by one.
 //
-// Each row is followed by its SHA-256 padding (see [rowHasher]): row i
-// is buf[offs[i]:offs[i]+lens[i]], padded up to offs[i+1].
+// Rows are placed one after the other in the order build is given (input
+// order by default), so the rows of one fingerprint can be hashed in one
+// call. Packed rows follow each other directly; padded rows are each
+// followed by their SHA-256 padding (see [rowHasher]), up to the next
+// multiple of 64 bytes.
 type layout struct {
-	buf  []byte
-	offs []int // n+1 padded row starts
-	lens []int // the rows' lengths
-	pos  []int // the write position of each row while columns are written
-	cols []column
+	buf   []byte
+	start []int // where each row starts in buf
+	lens  []int // the rows' lengths
+	pos   []int // the write position of each row while columns are written
+	cols  []column
 }
 
 // column is one column's part of a layout: size adds each row's byte
@@ -48,8 +51,17 @@ type column interface {
 	write(buf []byte, pos []int)
 }
 
-// build lays out the rows of rec.
-func (l *layout) build(rec arrow.RecordBatch) {
+// framing says whether rows are packed or padded.
+type framing int
+
+const (
+	packed framing = iota // each row right after the one before
+	padded                // each row followed by its SHA-256 padding
+)
+
+// build lays out the rows of rec, in the order given by order (row
+// indices; nil for the input order, which padded rows always have).
+func (l *layout) build(rec arrow.RecordBatch, f framing, order []int) {
 	n := int(rec.NumRows())
 	l.cols = l.cols[:0]
 	for _, a := range rec.Columns() {
@@ -60,27 +72,45 @@ func (l *layout) build(rec arrow.RecordBatch) {
 	for _, c := range l.cols {
 		c.size(l.lens)
 	}
-	l.offs = resize(l.offs, n+1)
-	l.offs[0] = 0
-	for i, m := range l.lens {
-		l.offs[i+1] = l.offs[i] + paddedLen(m)
+	l.start = resize(l.start, n)
+	end := 0
+	switch {
+	case f == padded:
+		for i, m := range l.lens { // padded rows are hashed one by one: input order
+			l.start[i] = end
+			end += paddedLen(m)
+		}
+	case order == nil:
+		for i, m := range l.lens {
+			l.start[i] = end
+			end += m
+		}
+	default:
+		for _, i := range order {
+			l.start[i] = end
+			end += l.lens[i]
+		}
 	}
-	l.buf = resize(l.buf, l.offs[n])
+	l.buf = resize(l.buf, end)
 	l.pos = resize(l.pos, n)
-	copy(l.pos, l.offs[:n])
+	copy(l.pos, l.start)
 	for _, c := range l.cols {
 		c.write(l.buf, l.pos)
 	}
-	for i, m := range l.lens {
-		pad(l.padded(i), m)
+	if f == padded {
+		for i, m := range l.lens {
+			pad(l.padded(i), m)
+		}
 	}
 }
 
 // row is the canonical bytes of row i.
-func (l *layout) row(i int) []byte { return l.buf[l.offs[i] : l.offs[i]+l.lens[i]] }
+func (l *layout) row(i int) []byte { return l.buf[l.start[i] : l.start[i]+l.lens[i]] }
 
-// padded is row i with its SHA-256 padding.
-func (l *layout) padded(i int) []byte { return l.buf[l.offs[i]:l.offs[i+1]] }
+// padded is row i with its SHA-256 padding (padded layouts only).
+func (l *layout) padded(i int) []byte {
+	return l.buf[l.start[i] : l.start[i]+paddedLen(l.lens[i])]
+}
 
 func resize[T any](s []T, n int) []T {
 	if cap(s) < n {

@@ -27,14 +27,17 @@ type rowHasher struct {
 
 // paddedDigestWorks reports whether digests read from the marshaled
 // state equal Sum256's, for messages of one to three blocks.
+// (crypto/sha256 marshals "sha\x03", the eight state words big-endian,
+// the buffered block and the length: after whole padded blocks the words
+// are the digest.)
 var paddedDigestWorks = func() bool {
 	var h rowHasher
 	for _, n := range []int{0, 1, 55, 56, 63, 64, 119, 120, 150} {
 		msg := bytes.Repeat([]byte{byte(n)}, n)
-		padded := append(msg, make([]byte, paddedLen(n)-n)...)
-		pad(padded, n)
+		blocks := append(msg, make([]byte, paddedLen(n)-n)...)
+		pad(blocks, n)
 		want := sha256.Sum256(msg)
-		if got, ok := h.padded(padded); !ok || got != Hash(want[:16]) {
+		if got, ok := h.padded(blocks); !ok || got != Hash(want) {
 			return false
 		}
 	}
@@ -69,10 +72,10 @@ func (h *rowHasher) padded(msg []byte) (Hash, bool) {
 	h.sha.Reset()
 	h.sha.Write(msg)
 	var err error
-	if h.state, err = h.app.AppendBinary(h.state[:0]); err != nil || len(h.state) < 4+16 {
+	if h.state, err = h.app.AppendBinary(h.state[:0]); err != nil || len(h.state) < 4+len(Hash{}) {
 		return Hash{}, false
 	}
-	return Hash(h.state[4 : 4+16]), true
+	return Hash(h.state[4 : 4+len(Hash{})]), true
 }
 
 // row is the Hash of row i of l.
@@ -82,6 +85,5 @@ func (h *rowHasher) row(l *layout, i int) Hash {
 			return d
 		}
 	}
-	d := sha256.Sum256(l.row(i))
-	return Hash(d[:16])
+	return sha256.Sum256(l.row(i))
 }

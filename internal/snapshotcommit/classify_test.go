@@ -17,6 +17,10 @@ func TestIsConflict(t *testing.T) {
 		errors.New(`requirement failed: branch "main" has changed: expected id 1, found 2`),
 		errors.New(`requirement failed: branch "main" was created concurrently`),
 		fmt.Errorf("wrapped: %w", icetable.ErrConflictingDataFiles),
+		// another ref committed since the commit was planned
+		errors.New("can't add snapshot with sequence number 5, must be > than last sequence number 5"),
+		errors.New("Cannot add snapshot with sequence number 5 older than last sequence number 5"),
+		fmt.Errorf("%w: first-row-id 40 is behind table next-row-id 50", icetable.ErrInvalidRowLineage),
 	}
 	bad := []error{ // may have been applied: look for the token
 		errors.New("connection reset by peer"),
@@ -42,8 +46,8 @@ func TestRecordsRoundTrip(t *testing.T) {
 	snap := &icetable.Snapshot{SnapshotID: 42, TimestampMs: 7, Summary: &icetable.Summary{Properties: props}}
 	got := snapshotRecords(snap)
 	want := []Record{
-		{Key: "d=2026-07-14", SnapshotID: 42, TimestampMs: 7, RunID: "r", CodeVersion: "v7", Fingerprint: "1-aa", Files: "1-f", Rows: 9},
-		{Key: "d=2026-07-15", SnapshotID: 42, TimestampMs: 7, RunID: "r", CodeVersion: "v7", Fingerprint: "2-bb", Files: "0-0", Rows: 9},
+		{Key: "d=2026-07-14", SnapshotID: 42, TimestampMs: 7, RunID: "r", CodeVersion: "v7", Fingerprint: "1-aa", Files: "1-f", Rows: 9, SpecID: -1},
+		{Key: "d=2026-07-15", SnapshotID: 42, TimestampMs: 7, RunID: "r", CodeVersion: "v7", Fingerprint: "2-bb", Files: "0-0", Rows: 9, SpecID: -1},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("snapshotRecords = %v, want %v", got, want)

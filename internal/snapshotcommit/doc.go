@@ -90,12 +90,20 @@
 // detection and [Records] read the branch's ancestry), the new snapshot's
 // parent is the head, and the commit sets and requires the branch ref;
 // main is neither read nor required. A branch that does not exist is cut
-// from main's current snapshot by its first commit.
+// from main's current snapshot by its first commit. Sequence numbers and
+// first row ids are table-wide: a commit of one ref that another ref's
+// commit overtook is refused by the catalog, a conflict ([IsConflict]);
+// a snapshot without a parent requires every other ref as it was planned
+// (rootGuards), since the catalog does not check its sequence number.
 //
 // [Publish] makes main hold what the branch's icerun writes made of their
 // partitions: a fast-forward of main's ref when main has not moved since
 // the branch's base, otherwise the branch's partition replacements planned
 // again on main's current state with the branch's data files, failing with
 // [commit.ErrPublishConflict] where main replaced one of them after the base.
+// A re-planned publish requires the branch head it planned from, refuses
+// writes made under another spec ([commit.ErrBranchSpecChanged]) and a
+// history it cannot walk ([commit.ErrBranchExpired]), and carries the
+// branch's position deletes and deletion vectors in delete manifests.
 // [DropBranch] removes the ref.
 package snapshotcommit

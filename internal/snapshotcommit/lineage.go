@@ -28,6 +28,10 @@ type Record struct {
 	Files       string // hash of the paths of the partition's data files the write left
 	Rows        int64  // input rows of the whole snapshot (every partition it wrote)
 	Input       string // identity of the partition's input (Part.Input); "" when none was given
+	// SpecID is the partition spec Key was written under
+	// (commit.SummaryPartitionSpecID); -1 when the snapshot does not say
+	// (written before icerun recorded it, or read from a checkpoint).
+	SpecID int
 }
 
 // snapshotRecords reads the per-partition records of an icerun snapshot's
@@ -44,10 +48,14 @@ func snapshotRecords(s *icetable.Snapshot) []Record {
 		return nil
 	}
 	rows, _ := strconv.ParseInt(p[commit.SummaryRows], 10, 64)
+	specID := -1
+	if v, err := strconv.Atoi(p[commit.SummaryPartitionSpecID]); err == nil && v >= 0 {
+		specID = v
+	}
 	out := make([]Record, len(ks))
 	for i, k := range ks {
 		out[i] = Record{Key: k, SnapshotID: s.SnapshotID, TimestampMs: s.TimestampMs, RunID: p[commit.SummaryRunID],
-			CodeVersion: p[commit.SummaryCodeVersion], Fingerprint: fps[i], Files: files[i], Rows: rows, Input: inputAt(p, i)}
+			CodeVersion: p[commit.SummaryCodeVersion], Fingerprint: fps[i], Files: files[i], Rows: rows, Input: inputAt(p, i), SpecID: specID}
 	}
 	return out
 }
@@ -188,7 +196,7 @@ func (cp *checkpoint) record(p checkpointPart) (Record, bool) {
 		return Record{}, false
 	}
 	return Record{Key: p.Key, SnapshotID: p.Snap, TimestampMs: p.TS, RunID: cp.Runs[p.Run],
-		CodeVersion: cp.Codes[p.Code], Fingerprint: p.FP, Files: p.Files, Rows: p.Rows, Input: p.In}, true
+		CodeVersion: cp.Codes[p.Code], Fingerprint: p.FP, Files: p.Files, Rows: p.Rows, Input: p.In, SpecID: -1}, true
 }
 
 // WriteCheckpoint writes the lineage checkpoint that stands for snapshot

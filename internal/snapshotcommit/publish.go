@@ -2,7 +2,9 @@ package snapshotcommit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strconv"
@@ -27,6 +29,8 @@ type PublishRequest struct {
 	Lineage Lineage // the publisher's run; the code version is the branch writes' when they agree
 	Token   string
 	Policy  commit.Policy
+	// Lock, when set, is held around every attempt, as [Request].Lock.
+	Lock commit.Locker
 	// Committed, when set, is called with the table state the commit
 	// produced.
 	Committed func(tbl *icetable.Table)
@@ -71,7 +75,7 @@ func Publish(ctx context.Context, cat catalog.Catalog, pr PublishRequest) (res c
 	pr.decided, pr.sig, pr.cache = newDecisions(), "", newManifestCache()
 	var last *icetable.Table
 	defer func() { pr.decided.release(ctx, last, err) }()
-	req := &Request{Op: pr.Op, Ident: pr.Ident, Token: pr.Token, Policy: pr.Policy, Committed: pr.Committed}
+	req := &Request{Op: pr.Op, Ident: pr.Ident, Token: pr.Token, Policy: pr.Policy, Committed: pr.Committed, Lock: pr.Lock}
 	return req.run(ctx, cat, commit.Result{}, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
 		return pr.attempt(ctx, cat, req, tbl, res)
 	})
@@ -81,8 +85,8 @@ func Publish(ctx context.Context, cat catalog.Catalog, pr PublishRequest) (res c
 // commits it.
 func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req *Request, tbl *icetable.Table, res *commit.Result) (int64, error) {
 	*res = commit.Result{Attempts: res.Attempts}
-	req.landed = nil                  // a fast-forward sets it
-	defer func() { req.Spec = nil }() // planned again on the next attempt's state
+	req.landed = nil                                      // a fast-forward sets it
+	defer func() { req.Spec, req.extraReqs = nil, nil }() // planned again on the next attempt's state
 	md := tbl.Metadata()
 	ref, ok := Ref(md, pr.Branch)
 	if !ok {
@@ -92,7 +96,10 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 	if err != nil {
 		return 0, noRetry(err)
 	}
-	pl := planPublish(md, pr.Branch, view.CurrentSnapshot())
+	pl, err := planPublish(md, pr.Branch, view.CurrentSnapshot())
+	if err != nil {
+		return 0, noRetry(err)
+	}
 	res.Partitions = slices.Sorted(maps.Keys(pl.records))
 	main := tbl.CurrentSnapshot()
 	if len(pl.records) == 0 {
@@ -106,6 +113,10 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 		return pr.fastForward(ctx, cat, req, tbl, pl)
 	}
 
+	// Re-planned: the branch's keys are planned on main's current spec.
+	if err := pl.sameSpec(md, pr.Branch); err != nil {
+		return 0, noRetry(err)
+	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
 	if err != nil {
 		return 0, noRetry(err)
@@ -120,24 +131,34 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 	}
 	onBranch, err := planFiles(ctx, view, spec, keys, pr.cache)
 	if err != nil {
-		return 0, noRetry(err)
+		return 0, movedWhilePlanning(ctx, cat, tbl, err)
 	}
 	// Older-spec files the branch still lists hold no row of the keys:
 	// the branch's icerun writes deleted or rewrote those that did.
 	if !pr.Force {
 		if err := pr.conflicts(ctx, tbl, spec, keys, pl.base); err != nil {
-			return 0, err
+			var pc *commit.PublishConflictError
+			if errors.As(err, &pc) {
+				return 0, err
+			}
+			return 0, movedWhilePlanning(ctx, cat, tbl, err)
 		}
 	}
 
+	if err := carriedDeletes(pr.Branch, onBranch.current); err != nil {
+		return 0, noRetry(err)
+	}
+
 	req.Spec, req.SchemaID, req.Parts = spec, tbl.Schema().ID, nil
+	// The commit requires the branch head it re-planned from, as a
+	// fast-forward does: a branch dropped (and its files expired) or moved
+	// since is planned again.
+	head := pl.head.SnapshotID
+	req.extraReqs = []icetable.Requirement{icetable.AssertRefSnapshotID(pr.Branch, &head)}
 	req.Lineage = Lineage{RunID: pr.Lineage.RunID, CodeVersion: pl.codeVersion(pr.Lineage.CodeVersion), SchemaID: tbl.Schema().ID}
 	req.summaryExtra = iceberg.Properties{commit.SummaryPublishedBranch: pr.Branch, commit.SummaryPublishedHead: strconv.FormatInt(pl.head.SnapshotID, 10)}
 	for k := range keys {
-		var rows int64
-		for _, f := range onBranch.current[k] {
-			rows += f.Count()
-		}
+		rows := liveRows(onBranch.current[k])
 		req.Parts = append(req.Parts, Part{Key: k, Files: onBranch.current[k], Fingerprint: pl.records[k.String()].Fingerprint, Rows: rows})
 		res.AddedRows += rows
 	}
@@ -159,7 +180,7 @@ func (pr *PublishRequest) attempt(ctx context.Context, cat catalog.Catalog, req 
 func (pr *PublishRequest) conflicts(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys map[partition.Key]bool, base *icetable.Snapshot) error {
 	now, err := planFiles(ctx, tbl, spec, keys, pr.cache)
 	if err != nil {
-		return noRetry(err)
+		return err
 	}
 	then := plan{current: map[partition.Key][]iceberg.DataFile{}}
 	if base != nil {
@@ -168,7 +189,7 @@ func (pr *PublishRequest) conflicts(ctx context.Context, tbl *icetable.Table, sp
 			return noRetry(err)
 		}
 		if then, err = planFiles(ctx, at, spec, keys, pr.cache); err != nil {
-			return noRetry(err)
+			return err
 		}
 	}
 	var both []string
@@ -184,6 +205,22 @@ func (pr *PublishRequest) conflicts(ctx context.Context, tbl *icetable.Table, sp
 	return noRetry(&commit.PublishConflictError{Branch: pr.Branch, Partitions: both})
 }
 
+// movedWhilePlanning classifies err, a failure to read the files of the
+// state tbl (as loaded for this attempt) holds: a file that is gone while
+// the table moved since (a branch dropped and its snapshots expired, or
+// main's) is a conflict, planned again on the new state; anything else
+// ends the call.
+func movedWhilePlanning(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return noRetry(err)
+	}
+	now, lerr := cat.LoadTable(ctx, tbl.Identifier())
+	if lerr != nil || now.MetadataLocation() == tbl.MetadataLocation() {
+		return noRetry(err)
+	}
+	return fmt.Errorf("%w: the table moved while the publish read its files: %w", errCommitFailed, err)
+}
+
 // fastForward moves main's ref to the branch's head.
 func (pr *PublishRequest) fastForward(ctx context.Context, cat catalog.Catalog, req *Request, tbl *icetable.Table, pl publishPlan) (int64, error) {
 	var base *int64
@@ -196,7 +233,7 @@ func (pr *PublishRequest) fastForward(ctx context.Context, cat catalog.Catalog, 
 		icetable.AssertRefSnapshotID(icetable.MainBranch, base),
 		icetable.AssertRefSnapshotID(pr.Branch, &head),
 	}
-	updates := []icetable.Update{icetable.NewSetSnapshotRefUpdate(icetable.MainBranch, head, icetable.BranchRef, -1, -1, -1)}
+	updates := []icetable.Update{setBranch(tbl.Metadata(), icetable.MainBranch, head)}
 	req.landed = func(md icetable.Metadata) *icetable.Snapshot {
 		if s := md.CurrentSnapshot(); s != nil && s.SnapshotID == head {
 			return s
@@ -213,71 +250,6 @@ func (pr *PublishRequest) fastForward(ctx context.Context, cat catalog.Catalog, 
 	return head, nil
 }
 
-// publishPlan is what publishing a branch means in one table state.
-type publishPlan struct {
-	head *icetable.Snapshot // the branch's head
-	// base is main's snapshot the branch was cut from or last published
-	// to; nil when main had no snapshot then.
-	base *icetable.Snapshot
-	// forked: base is on the branch's ancestry (not a re-planned publish).
-	forked bool
-	// records are the newest icerun write of each partition the branch
-	// replaced since base, by canonical key.
-	records map[string]Record
-}
-
-// planPublish finds the base of branch (head its head) and the branch's
-// writes since.
-func planPublish(md icetable.Metadata, branch string, head *icetable.Snapshot) publishPlan {
-	pl := publishPlan{head: head, records: map[string]Record{}}
-	onBranch := ancestors(md, head)
-	var stop *int64 // the branch's last snapshot already on main
-	for s := md.CurrentSnapshot(); s != nil; {
-		if onBranch[s.SnapshotID] {
-			pl.base, pl.forked, stop = s, true, &s.SnapshotID
-			break
-		}
-		if p := s.Summary; p != nil && p.Properties[commit.SummaryPublishedBranch] == branch {
-			if h, err := strconv.ParseInt(p.Properties[commit.SummaryPublishedHead], 10, 64); err == nil && onBranch[h] {
-				pl.base, stop = s, &h
-				break
-			}
-		}
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = md.SnapshotByID(*s.ParentSnapshotID)
-	}
-	for s := head; s != nil && (stop == nil || s.SnapshotID != *stop); {
-		for _, r := range snapshotRecords(s) {
-			if _, seen := pl.records[r.Key]; !seen {
-				pl.records[r.Key] = r
-			}
-		}
-		if s.ParentSnapshotID == nil {
-			break
-		}
-		s = md.SnapshotByID(*s.ParentSnapshotID)
-	}
-	return pl
-}
-
-// codeVersion is the code version of the branch's writes when they all
-// agree, else fallback.
-func (pl publishPlan) codeVersion(fallback string) string {
-	cv := ""
-	for _, r := range pl.records {
-		if cv != "" && r.CodeVersion != cv {
-			return fallback
-		}
-		cv = r.CodeVersion
-	}
-	if cv == "" {
-		return fallback
-	}
-	return cv
-}
-
 func sameSnapshot(a, b *icetable.Snapshot) bool {
 	if a == nil || b == nil {
 		return a == b
@@ -287,8 +259,9 @@ func sameSnapshot(a, b *icetable.Snapshot) bool {
 
 // DropBranch removes the ref of branch from the table; its snapshots stay
 // until they are expired. Conflicts are retried like [Replace]'s.
-func DropBranch(ctx context.Context, cat catalog.Catalog, op string, ident icetable.Identifier, branch string, pol commit.Policy) error {
-	req := &Request{Op: op, Ident: ident, Policy: pol}
+// A non-nil lock is held around every attempt, as [Request].Lock.
+func DropBranch(ctx context.Context, cat catalog.Catalog, op string, ident icetable.Identifier, branch string, pol commit.Policy, lock commit.Locker) error {
+	req := &Request{Op: op, Ident: ident, Policy: pol, Lock: lock}
 	req.landed = func(md icetable.Metadata) *icetable.Snapshot {
 		if _, ok := Ref(md, branch); !ok {
 			return &icetable.Snapshot{} // gone: the drop landed

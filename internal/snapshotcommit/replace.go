@@ -2,6 +2,7 @@ package snapshotcommit
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -89,6 +90,7 @@ type Request struct {
 	Branch string
 
 	summaryExtra iceberg.Properties                            // more summary properties (a publish's)
+	extraReqs    []icetable.Requirement                        // more requirements of the commit (a publish's branch head)
 	landed       func(md icetable.Metadata) *icetable.Snapshot // finds the commit after an unknown outcome; nil: by Token on the branch
 }
 
@@ -357,7 +359,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 	if err != nil {
 		return 0, noRetry(err)
 	}
-	md, loc, err := cat.CommitTable(ctx, req.Ident, st.reqs, st.updates)
+	md, loc, err := cat.CommitTable(ctx, req.Ident, append(st.reqs, req.extraReqs...), st.updates)
 	if err != nil {
 		return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
 	}
@@ -410,21 +412,31 @@ func (req *Request) summary(parts []Part, fps, files []string) iceberg.Propertie
 	for k, v := range req.summaryExtra {
 		out[k] = v
 	}
+	if req.Spec != nil {
+		out[commit.SummaryPartitionSpecID] = strconv.Itoa(req.Spec.ID())
+	}
 	if v, ok := inputsProperty(parts); ok {
 		out[commit.SummaryPartitionInputs] = v
 	}
 	return out
 }
 
-// combine is the input fingerprint of several partitions: their sorted
-// fingerprints, hashed.
+// combine is the input fingerprint of several partitions: SHA-256 of
+// their sorted fingerprints, each ended by a newline (none holds one), as
+// "parts-<count>-<64 hex digits>"; collision resistant as each
+// partition's fingerprint is.
 func combine(fps []string) string {
 	if len(fps) == 1 {
 		return fps[0]
 	}
 	s := slices.Clone(fps)
 	slices.Sort(s)
-	return filesHashStrings(s)
+	h := sha256.New()
+	for _, fp := range s {
+		h.Write([]byte(fp))
+		h.Write([]byte{'\n'})
+	}
+	return fmt.Sprintf("parts-%d-%x", len(s), h.Sum(nil))
 }
 
 // resolveUnknown handles a commit error that is not a conflict: it may have

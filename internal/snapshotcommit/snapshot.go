@@ -89,9 +89,16 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 			err = errors.Join(err, p.remove())
 		}
 	}()
-	pend := newPending()
+	// Added delete files (a publish carries a branch's position deletes
+	// and deletion vectors with its data files) go to delete manifests.
+	pend, dpend := newPending(), newPending()
 	for _, f := range add {
-		pend.current = append(pend.current, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &p.id, nil, nil, f))
+		e := iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &p.id, nil, nil, f)
+		if f.ContentType() == iceberg.EntryContentData {
+			pend.current = append(pend.current, e)
+		} else {
+			dpend.current = append(dpend.current, e)
+		}
 	}
 	named := nameFiles(p, del)
 	kept, deletes, err := p.filter(named, pend)
@@ -110,7 +117,7 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 	}
 	manifests := append(written, kept...)
 	mc := manifestCounts{created: len(written), kept: len(kept)}
-	if len(deletes) > 0 {
+	if len(deletes) > 0 || len(dpend.current) > 0 {
 		drop := &deleteDrop{minDataSeq: minDataSequence(p.md, manifests)}
 		if p.md.Version() >= 3 {
 			drop.deadData = make(map[string]bool, len(p.removed))
@@ -118,7 +125,6 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 				drop.deadData[f.FilePath()] = true
 			}
 		}
-		dpend := newPending()
 		keptDeletes, err := p.filterDeletes(deletes, named, drop, dpend)
 		if err != nil {
 			return nil, err
@@ -155,7 +161,7 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 		snap: snap,
 		updates: []icetable.Update{
 			icetable.NewAddSnapshotUpdate(snap),
-			icetable.NewSetSnapshotRefUpdate(ref, snap.SnapshotID, icetable.BranchRef, -1, -1, -1),
+			setBranch(p.md, ref, snap.SnapshotID),
 		},
 		reqs: []icetable.Requirement{
 			icetable.AssertTableUUID(p.md.TableUUID()),
@@ -164,6 +170,9 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 			icetable.AssertDefaultSpecID(p.md.DefaultPartitionSpec()),
 		},
 		written: p.written,
+	}
+	if snap.ParentSnapshotID == nil {
+		st.reqs = append(st.reqs, rootGuards(p.md, ref)...)
 	}
 	if len(setProps) > 0 {
 		st.updates = append(st.updates, icetable.NewSetPropertiesUpdate(setProps))

@@ -37,6 +37,10 @@ const (
 	sumTotalDeleteFiles     = "total-delete-files"
 	sumTotalPositionDeletes = "total-position-deletes"
 	sumTotalEqualityDeletes = "total-equality-deletes"
+	sumAddedDeleteFiles     = "added-delete-files"
+	sumAddedPosFiles        = "added-position-delete-files"
+	sumAddedDVs             = "added-dvs"
+	sumAddedPosDeletes      = "added-position-deletes"
 )
 
 // removal counts what a commit removes, as Java's SnapshotSummary does.
@@ -107,14 +111,20 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	for k, v := range props {
 		out[k] = v
 	}
-	var addRows, addSize int64
-	var rm removal
+	var addFiles, addRows, addSize int64
+	var rm, addDel removal // removed files; added delete files
 	parts := map[string]bool{}
 	for _, f := range add {
+		parts[p.partitionOf(f)] = true
+		if f.ContentType() != iceberg.EntryContentData {
+			addDel.add(f)
+			continue
+		}
+		addFiles++
 		addRows += f.Count()
 		addSize += f.FileSizeBytes()
-		parts[p.partitionOf(f)] = true
 	}
+	addSize += addDel.size
 	for _, f := range del {
 		rm.add(f)
 		parts[p.partitionOf(f)] = true
@@ -125,7 +135,11 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 			set(k, v)
 		}
 	}
-	setIf(sumAddedFiles, int64(len(add)))
+	setIf(sumAddedFiles, addFiles)
+	setIf(sumAddedDeleteFiles, addDel.deleteFiles)
+	setIf(sumAddedPosFiles, addDel.posFiles)
+	setIf(sumAddedDVs, addDel.dvs)
+	setIf(sumAddedPosDeletes, addDel.pos)
 	setIf(sumDeletedFiles, rm.dataFiles)
 	setIf(sumAddedRecords, addRows)
 	setIf(sumDeletedRecords, rm.records)
@@ -146,9 +160,13 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	switch {
 	case kind == KindReplacePartitions:
 		out[sumReplacePartition] = "true"
+	case addDel.deleteFiles > 0 && addFiles == 0 && rm.dataFiles == 0:
+		op = icetable.OpDelete // a row delta that only deletes rows (rowdelta.go)
+	case addDel.deleteFiles > 0:
+		op = icetable.OpOverwrite // a row delta that adds rows and deletes others (Java's BaseRowDelta)
 	case len(del) == 0:
 		op = icetable.OpAppend
-	case len(add) == 0:
+	case addFiles == 0:
 		op = icetable.OpDelete // an emptied partition
 	}
 
@@ -168,12 +186,12 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 			set(k, v+delta)
 		}
 	}
-	total(sumTotalFiles, int64(len(add))-rm.dataFiles)
+	total(sumTotalFiles, addFiles-rm.dataFiles)
 	total(sumTotalRecords, addRows-rm.records)
 	total(sumTotalSize, addSize-rm.size)
-	total(sumTotalDeleteFiles, -rm.deleteFiles)
-	total(sumTotalPositionDeletes, -rm.pos)
-	total(sumTotalEqualityDeletes, -rm.eqs)
+	total(sumTotalDeleteFiles, addDel.deleteFiles-rm.deleteFiles)
+	total(sumTotalPositionDeletes, addDel.pos-rm.pos)
+	total(sumTotalEqualityDeletes, addDel.eqs-rm.eqs)
 
 	return &icetable.Summary{Operation: op, Properties: out}
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+
+	"github.com/icerun/icerun/examples/orderdata"
+)
+
+// withNullCustomer is n orders of day d whose customer_id is null in
+// every other row; the file's columns are optional.
+func withNullCustomer(d time.Time, n int) arrow.RecordBatch {
+	full := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(d, n))
+	defer full.Release()
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	for i := range n {
+		if i%2 == 0 {
+			b.AppendNull()
+		} else {
+			b.Append(int64(i))
+		}
+	}
+	cust := b.NewArray()
+	defer cust.Release()
+	fields := append([]arrow.Field{}, full.Schema().Fields()...)
+	for i := range fields {
+		fields[i].Nullable = true
+	}
+	cols := append([]arrow.Array{}, full.Columns()...)
+	cols[1] = cust
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
+}
+
+// A table created from a file with REQUIRED columns (as DuckDB writes
+// them) has optional columns, so the next day's nulls load; -required
+// keeps a column required, and a null in it is worded as what it is.
+func TestCreateOptionalByDefault(t *testing.T) {
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "wh")
+	req := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(day, 10)) // order_id ... REQUIRED
+	writeRecord(t, filepath.Join(dir, "day1.parquet"), req)
+	req.Release()
+	nulls := withNullCustomer(day.AddDate(0, 0, 1), 10)
+	writeRecord(t, filepath.Join(dir, "day2.parquet"), nulls)
+	nulls.Release()
+
+	code, out, errs := icerun("create", "shop.a", "-warehouse", wh, "-schema-from", filepath.Join(dir, "day1.parquet"), "-partition", "event_date")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "2: customer_id: optional long")
+	code, _, errs = icerun("replace", "shop.a", "-warehouse", wh, "-key", "event_date=2026-07-15", filepath.Join(dir, "day2.parquet"))
+	require.Equal(t, 0, code, errs)
+
+	code, out, errs = icerun("create", "shop.b", "-warehouse", wh, "-schema-from", filepath.Join(dir, "day1.parquet"), "-partition", "event_date", "-required", "order_id,customer_id")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "2: customer_id: required long")
+	require.Contains(t, out, "3: amount_minor: optional long")
+	code, _, errs = icerun("replace", "shop.b", "-warehouse", wh, "-key", "event_date=2026-07-15", filepath.Join(dir, "day2.parquet"))
+	require.Equal(t, exitData, code, errs)
+	require.Contains(t, errs, `a null in required column "customer_id"`)
+	require.NotContains(t, errs, "missing required column")
+
+	code, _, errs = icerun("create", "shop.c", "-warehouse", wh, "-schema-from", filepath.Join(dir, "day1.parquet"), "-required", "nope")
+	require.Equal(t, exitUsage, code, errs)
+}
+
+// -schema-from a Hive folder takes the folders' columns too, typed as
+// their values are (a date here); format version 3 is offered.
+func TestCreateFromHiveFolder(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "events")
+	for i := range 2 {
+		d := day.AddDate(0, 0, i)
+		rec := hiveRecord(d, 5)
+		writeRecord(t, filepath.Join(in, "event_date="+d.Format(time.DateOnly), "data_0.parquet"), rec)
+		rec.Release()
+	}
+	code, out, errs := icerun("create", "shop.events", "-warehouse", filepath.Join(dir, "wh"), "-schema-from", in, "-partition", "days(event_ts)", "-format-version", "3")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "event_date: optional date")
+	require.Contains(t, out, "(format v3)")
+}

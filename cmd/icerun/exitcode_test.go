@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/icerun/icerun/catalogconfig"
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
+)
+
+func TestExitCode(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("table: replace db.t/k: %w", err) }
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{wrap(commit.ErrConflict), exitRetry},
+		{wrap(commit.ErrUnknownOutcome), exitRetry},
+		{wrap(syscall.ECONNREFUSED), exitRetry},
+		{wrap(partition.ErrRowOutside), exitData},
+		{wrap(schema.ErrMissingRequired), exitData},
+		{wrap(os.ErrNotExist), exitData},
+		{wrap(partition.ErrMalformedKey), exitRequest},
+		{wrap(catalog.ErrNoSuchTable), exitRequest},
+		{wrap(commit.ErrPublishConflict), exitRequest},
+		{wrap(catalogconfig.ErrNoCatalog), exitConfig},
+		{wrap(errNoWarehouse), exitConfig},
+		{errors.New("something else"), exitFailed},
+	}
+	for _, tt := range tests {
+		if got := exitCode(context.Background(), tt.err); got != tt.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+	for sig, want := range map[os.Signal]int{os.Interrupt: exitInterrupted, syscall.SIGTERM: exitTerminated} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(interruption{sig})
+		if got := exitCode(ctx, wrap(context.Canceled)); got != want {
+			t.Errorf("exitCode after %v = %d, want %d", sig, got, want)
+		}
+	}
+}
+
+// Commands other than create never create the embedded catalog: in a
+// folder without one they fail with exit 78, name the catalog.db they
+// looked for, and leave the folder as it was.
+func TestReadOnlyCommandsCreateNothing(t *testing.T) {
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "warehouse")
+	for _, c := range commands {
+		if c.name == "create" || c.name == "version" {
+			continue
+		}
+		args := []string{c.name, "shop.orders", "-warehouse", wh}
+		if c.name == "list" {
+			args = []string{c.name, "-warehouse", wh}
+		}
+		code, _, errs := icerun(args...)
+		if code == exitUsage {
+			continue // refused its command line before any catalog: nothing created either
+		}
+		require.Equal(t, exitConfig, code, "%s: %s", c.name, errs)
+		require.Contains(t, errs, filepath.Join(wh, "catalog.db"), c.name)
+		require.NoDirExists(t, wh, "%s created the warehouse", c.name)
+	}
+	// Commands that need more than the table are refused before: run them whole.
+	for _, args := range [][]string{
+		{"replace", "shop.orders", "-key", "event_date=2026-07-14", "x.parquet"},
+		{"backfill", "shop.orders", "-dir", dir, "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14"},
+		{"history", "shop.orders", "event_date=2026-07-14"},
+		{"plan", "shop.orders", "-key", "event_date=2026-07-14"},
+		{"publish", "shop.orders", "-branch", "b"},
+	} {
+		code, _, errs := icerun(append(args, "-warehouse", wh)...)
+		require.Equal(t, exitConfig, code, "%v: %s", args, errs)
+		require.NoDirExists(t, wh)
+	}
+}
+
+// A missing table is named namespace.name, with the catalog it was
+// looked up in.
+func TestMissingTableNamesCatalog(t *testing.T) {
+	wh := warehouse(t)
+	code, _, errs := icerun("describe", "shop.nope", "-warehouse", wh)
+	require.Equal(t, exitRequest, code)
+	require.Contains(t, errs, "shop.nope in the embedded catalog at "+filepath.Join(wh, "catalog.db"))
+	require.NotContains(t, errs, "[shop nope]")
+	code, _, errs = icerun("replace", "shop.nope", "-warehouse", wh, "-key", "event_date=2026-07-14", "x.parquet")
+	require.Equal(t, exitRequest, code)
+	require.True(t, strings.Contains(errs, "shop.nope in the embedded catalog"), errs)
+}

@@ -1,0 +1,192 @@
+package snapshotcommit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/partition"
+)
+
+// Delta is the row-level change of one partition, merge-on-read (Java's
+// RowDelta): new data files, and new delete files (position delete files
+// on format v2, deletion vectors on v3) that delete rows of the
+// partition's live data files. The partition's data files stay.
+type Delta struct {
+	Key     partition.Key
+	Data    []iceberg.DataFile // new data files of Key
+	Deletes []iceberg.DataFile // new delete files of Key
+	// Superseded are live deletion vectors of Key that a vector of
+	// Deletes replaces (it holds their positions too): removed in the
+	// same snapshot, so that a data file keeps one vector.
+	Superseded []iceberg.DataFile
+	// Base are the live files of Key (data and delete files, as [Files]
+	// returns them) the delta was planned on: positions are only valid
+	// in that state.
+	Base []iceberg.DataFile
+	// Fingerprint identifies the change (its input and kind); recorded
+	// in the lineage, so that a rerun of the same change on the state it
+	// left makes no snapshot. It must never equal the content
+	// fingerprint of a replacement.
+	Fingerprint string
+	AddedRows   int64 // rows of Data
+	DeletedRows int64 // rows Deletes delete that were live
+}
+
+// BaseMovedError says that partitions changed since their deltas were
+// planned: the caller plans them again on the new state. Nothing was
+// committed.
+type BaseMovedError struct{ Keys []partition.Key }
+
+func (e *BaseMovedError) Error() string {
+	return fmt.Sprintf("partitions changed since their rows were located: %v", e.Keys)
+}
+
+// RowDelta commits deltas in one snapshot (operation "overwrite", or
+// "delete" when it adds no rows, with Java's row-delta summary fields),
+// through req's commit loop: Op, Ident, TableUUID, Spec, SchemaID,
+// Lineage, Token, Policy, Base, Lock, TableProperties, Committed and
+// Attempted are used as [Replace] uses them; Parts, Kind, OldSpec,
+// Verify, SkipHeld and Branch must be zero.
+//
+// Every attempt plans the deltas' partitions again and fails with a
+// *BaseMovedError when one no longer holds exactly its Base files (a
+// concurrent upsert, delete or compaction). When every partition already
+// holds what the same change from this code version left (the lineage
+// records it with the partition's files), nothing is committed:
+// Unchanged. Partitions with files of older specs, and tables with
+// global equality deletes, are refused with [commit.ErrUnsupported].
+//
+// On error the caller owns the deltas' files, as with [Replace].
+func RowDelta(ctx context.Context, cat catalog.Catalog, req Request, deltas []Delta) (commit.Result, error) {
+	if len(req.Parts) > 0 || req.OldSpec != nil || req.Verify != nil || req.SkipHeld || req.Branch != "" {
+		return commit.Result{}, fmt.Errorf("%s: internal error: a row delta takes no parts, old-spec decisions, verify, skip or branch", req.Op)
+	}
+	keys := make(map[partition.Key]bool, len(deltas))
+	var res commit.Result
+	for _, d := range deltas {
+		keys[d.Key] = true
+		res.Partitions = append(res.Partitions, d.Key.String())
+	}
+	slices.Sort(res.Partitions)
+	cache := newManifestCache()
+	var last *icetable.Table
+	return req.run(ctx, cat, res, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
+		return req.deltaAttempt(ctx, cat, tbl, keys, deltas, cache, res)
+	})
+}
+
+// deltaAttempt plans and commits deltas once against tbl.
+func (req *Request) deltaAttempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, deltas []Delta, cache *manifestCache, res *commit.Result) (int64, error) {
+	p, err := planFiles(ctx, tbl, req.Spec, keys, cache)
+	if err != nil {
+		return 0, noRetry(err)
+	}
+	switch {
+	case len(p.old) > 0:
+		return 0, noRetry(fmt.Errorf("%w: data file %s of the partitions was written under spec %d; replace the partition first", commit.ErrUnsupported, p.old[0].File.FilePath(), p.old[0].File.SpecID()))
+	case p.global:
+		return 0, noRetry(fmt.Errorf("%w: the table has delete files of another spec that may apply to the partitions' rows", commit.ErrUnsupported))
+	}
+	var moved []partition.Key
+	for _, d := range deltas {
+		if !sameFiles(p.current[d.Key], d.Base) {
+			moved = append(moved, d.Key)
+		}
+	}
+	if len(moved) > 0 {
+		return 0, noRetry(&BaseMovedError{Keys: moved})
+	}
+	want := make(map[string]bool, len(deltas))
+	for _, d := range deltas {
+		want[d.Key.String()] = true
+	}
+	recorded := LastRecords(tbl, want)
+	held := true
+	var del, add []iceberg.DataFile
+	parts := make([]Part, len(deltas))
+	fps, files := make([]string, len(deltas)), make([]string, len(deltas))
+	res.AddedFiles, res.AddedRows, res.DeletedFiles, res.DeletedRows = 0, 0, 0, 0
+	for i, d := range deltas {
+		r, ok := recorded[d.Key.String()]
+		held = held && ok && r.CodeVersion == req.Lineage.CodeVersion && r.Fingerprint == d.Fingerprint && r.Files == filesHash(p.current[d.Key])
+		del = append(del, d.Superseded...)
+		add = append(append(add, d.Data...), d.Deletes...)
+		parts[i] = Part{Key: d.Key, Files: d.Data, Fingerprint: d.Fingerprint, Rows: d.AddedRows}
+		fps[i], files[i] = d.Fingerprint, filesHash(after(d))
+		res.AddedFiles += len(d.Data)
+		res.AddedRows += d.AddedRows
+		res.DeletedRows += d.DeletedRows
+	}
+	if held || len(add) == 0 {
+		res.Unchanged = true
+		if s := tbl.CurrentSnapshot(); s != nil {
+			return s.SnapshotID, nil
+		}
+		return 0, nil
+	}
+	var setProps iceberg.Properties
+	if req.TableProperties != nil {
+		if setProps, err = req.TableProperties(tbl.Metadata()); err != nil {
+			return 0, noRetry(err)
+		}
+	}
+	st, err := stage(ctx, tbl, req.ref(), KindOverwrite, del, add, req.summary(parts, fps, files), setProps, cache)
+	if err != nil {
+		return 0, noRetry(err)
+	}
+	md, loc, err := cat.CommitTable(ctx, req.Ident, st.reqs, st.updates)
+	if err != nil {
+		return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
+	}
+	committed := icetable.New(req.Ident, md, loc, tbl.FS, cat)
+	removeOldMetadata(context.WithoutCancel(ctx), tbl, committed)
+	if req.Committed != nil {
+		req.Committed(committed)
+	}
+	return st.snap.SnapshotID, nil
+}
+
+// sameFiles reports whether a and b list the same file entries.
+func sameFiles(a, b []iceberg.DataFile) bool {
+	ids := func(fs []iceberg.DataFile) []string {
+		out := make([]string, len(fs))
+		for i, f := range fs {
+			out[i] = fileID(f)
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(ids(a), ids(b))
+}
+
+// after are the live files of d's partition once d is committed: its
+// Base without the superseded vectors, with the new files.
+func after(d Delta) []iceberg.DataFile {
+	gone := make(map[string]bool, len(d.Superseded))
+	for _, f := range d.Superseded {
+		gone[fileID(f)] = true
+	}
+	out := make([]iceberg.DataFile, 0, len(d.Base)+len(d.Data)+len(d.Deletes))
+	for _, f := range d.Base {
+		if !gone[fileID(f)] {
+			out = append(out, f)
+		}
+	}
+	return append(append(out, d.Data...), d.Deletes...)
+}
+
+// Held reports whether partition key of tbl holds what the change
+// fingerprint from codeVersion left, untouched since: the newest record
+// of key is that change's, and the partition's live files (data and
+// delete files, as [Files] returns them) are files. A caller checks it
+// before writing anything; [RowDelta] checks it again on every attempt.
+func Held(tbl *icetable.Table, codeVersion string, key partition.Key, fingerprint string, files []iceberg.DataFile) bool {
+	r, ok := LastRecords(tbl, map[string]bool{key.String(): true})[key.String()]
+	return ok && r.CodeVersion == codeVersion && r.Fingerprint == fingerprint && r.Files == filesHash(files)
+}

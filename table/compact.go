@@ -1,0 +1,252 @@
+package table
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/internal/snapshotcommit"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
+)
+
+// ErrCompactMismatch means the files a compaction wrote do not hold the
+// partition's rows (a write that lost or changed rows). Nothing was
+// committed and the files were removed.
+var ErrCompactMismatch = errors.New("table: compacted files do not hold the partition's rows")
+
+// Compact rewrites partition key's live rows (its data files with their
+// delete files applied) into new data files of the table's target size,
+// sorted by the table's sort order when icerun sorts by it, in one
+// snapshot that removes the old data and delete files (operation
+// overwrite). Before committing, the new files are read back and their
+// rows checked against the rows read (count and an order-insensitive sum
+// of row hashes): a mismatch fails with [ErrCompactMismatch].
+//
+// A partition the writer's [CompactPolicy] does not select (no delete
+// files and few small files: nothing to fold) is left as it is, with no
+// snapshot (Unchanged); so is one already compacted by this code
+// version. A partition that another writer changed while it was being
+// rewritten is not committed: [commit.ErrConflict], safe to retry; a
+// concurrent delete is never undone nor a new row dropped.
+func (w *Writer) Compact(ctx context.Context, key partition.Key) (commit.Result, error) {
+	op := fmt.Sprintf("table: compact %s/%s", w.name, key)
+	tbl, err := w.head(ctx)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if !key.IsValid() || key.SpecID() != spec.ID() {
+		return commit.Result{}, fmt.Errorf("%s: %w: not a key of the table's current partition spec", op, partition.ErrWrongSpec)
+	}
+	tasks, err := partitionFiles(ctx, tbl, spec, key)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if ok, _ := w.cfg.compactPolicy(tbl).needs(tasks); !ok {
+		return commit.Result{Unchanged: true, Attempts: 1, SnapshotID: snapshotID(tbl), Partitions: []string{key.String()}}, nil
+	}
+	base, err := snapshotcommit.Files(ctx, tbl, spec, []partition.Key{key})
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	part, st, err := w.rewrite(ctx, tbl, spec, key, tasks)
+	if err != nil {
+		if st != nil {
+			err = errors.Join(err, st.abort(err))
+		}
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	basePaths := paths(base[key])
+	req := w.request(op, tbl, spec, []snapshotcommit.Part{part})
+	req.Base = tbl
+	req.Verify = func(_ *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {
+		if !slices.Equal(paths(files[key]), basePaths) {
+			return fmt.Errorf("%w: the partition changed while it was compacted", commit.ErrConflict)
+		}
+		return nil
+	}
+	w.commitTurn.lock()
+	result, err := snapshotcommit.Replace(ctx, w.cat, req)
+	w.commitTurn.unlock()
+	var unknown *commit.UnknownOutcomeError
+	switch {
+	case errors.As(err, &unknown):
+		return result, err // the files may be live: leave them to orphan cleanup
+	case err != nil:
+		return result, errors.Join(err, st.remove(part.Files))
+	case result.Unchanged:
+		return result, st.remove(part.Files)
+	}
+	_, _ = w.refresh(context.WithoutCancel(ctx))
+	return result, nil
+}
+
+// rewrite writes the live rows of tasks (partition key's data files) to
+// new files, sorted when the table has a sort order icerun sorts by, and
+// checks them. On error the stager (when not nil) still holds files.
+func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, key partition.Key, tasks []icetable.FileScanTask) (snapshotcommit.Part, *stager, error) {
+	var before contentCheck
+	var sum fingerprint.Sum
+	var st *stager
+	err := readRows(ctx, tbl, tasks, func(sc *arrow.Schema) error {
+		st = newStager(ctx, tbl, sc, w.cfg)
+		if err := st.sorted(w.cfg); err != nil {
+			return err
+		}
+		return st.writeOnly(spec, key)
+	}, func(rec arrow.RecordBatch) error {
+		before.add(rec)
+		sum.Add(rec)
+		rec.Retain()
+		return st.add(rec)
+	})
+	if err != nil {
+		return snapshotcommit.Part{}, st, err
+	}
+	if st == nil { // no rows: an empty partition is written as no file
+		st = newStager(ctx, tbl, arrow.NewSchema(nil, nil), w.cfg)
+	}
+	files, err := st.finish()
+	if err != nil {
+		return snapshotcommit.Part{}, st, err
+	}
+	var after contentCheck
+	check := make([]icetable.FileScanTask, len(files))
+	for i, f := range files {
+		check[i] = icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
+	}
+	if err := readRows(ctx, tbl, check, nil, func(rec arrow.RecordBatch) error { after.add(rec); return nil }); err != nil {
+		return snapshotcommit.Part{}, st, fmt.Errorf("reading the compacted files back: %w", err)
+	}
+	if before.rows != after.rows || before.sum != after.sum {
+		return snapshotcommit.Part{}, st, fmt.Errorf("%w: %d rows read, %d written (row hash sums %x, %x)", ErrCompactMismatch, before.rows, after.rows, before.sum, after.sum)
+	}
+	return snapshotcommit.Part{Key: key, Files: files, Fingerprint: "compact:" + sum.String(), Rows: sum.Rows()}, st, nil
+}
+
+// readRows reads the live rows of tasks, resolved to tbl's schema, one
+// batch at a time: start (when set) is called once with their schema
+// before the first batch; fn does not own rec.
+func readRows(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, start func(*arrow.Schema) error, fn func(rec arrow.RecordBatch) error) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	sc, batches, err := tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(ctx, tasks)
+	if err != nil {
+		return err
+	}
+	res, err := schema.Resolve(sc, tbl.Schema(), tbl.NameMapping(), schema.IgnoreUnknown)
+	if err != nil {
+		return err
+	}
+	if start != nil {
+		if err := start(res.Schema()); err != nil {
+			return err
+		}
+	}
+	for raw, err := range batches {
+		if err != nil {
+			return err
+		}
+		rec, err := res.Apply(ctx, raw)
+		raw.Release()
+		if err != nil {
+			return err
+		}
+		err = fn(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// contentCheck is an order-insensitive summary of a multiset of rows: the
+// count, and the sum (mod 2^64, per half) of their 128-bit row hashes. It
+// catches lost, duplicated and changed rows of a non-adversarial rewrite;
+// it is not collision resistant.
+type contentCheck struct {
+	rows   int64
+	sum    [2]uint64
+	hasher fingerprint.Hasher
+	buf    []fingerprint.Hash
+}
+
+func (c *contentCheck) add(rec arrow.RecordBatch) {
+	c.buf = c.hasher.Hashes(rec, c.buf)
+	for _, h := range c.buf {
+		c.sum[0] += binary.LittleEndian.Uint64(h[:8])
+		c.sum[1] += binary.LittleEndian.Uint64(h[8:])
+	}
+	c.rows += rec.NumRows()
+}
+
+// CompactAll compacts every partition of the table's current spec that
+// the writer's [CompactPolicy] selects, one snapshot per partition, and
+// returns the result of each partition compacted, by key. It stops at the
+// first error.
+func (w *Writer) CompactAll(ctx context.Context) (map[string]commit.Result, error) {
+	op := fmt.Sprintf("table: compact %s", w.name)
+	tbl, err := w.head(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	out := map[string]commit.Result{}
+	if tbl.CurrentSnapshot() == nil {
+		return out, nil
+	}
+	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	byKey := map[partition.Key][]icetable.FileScanTask{}
+	for _, t := range tasks {
+		if t.File.SpecID() != int32(spec.ID()) {
+			continue
+		}
+		k, err := spec.KeyFromValues(t.File.Partition())
+		if err != nil {
+			return nil, fmt.Errorf("%s: data file %s: %w", op, t.File.FilePath(), err)
+		}
+		byKey[k] = append(byKey[k], t)
+	}
+	pol := w.cfg.compactPolicy(tbl)
+	keys := make([]partition.Key, 0, len(byKey))
+	for k, ts := range byKey {
+		if ok, _ := pol.needs(ts); ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b partition.Key) int { return strings.Compare(a.String(), b.String()) })
+	for _, k := range keys {
+		r, err := w.Compact(ctx, k)
+		if err != nil {
+			return out, err
+		}
+		if !r.Unchanged {
+			out[k.String()] = r
+		}
+	}
+	return out, nil
+}

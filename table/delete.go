@@ -1,0 +1,274 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exprs"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/substrait"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/internal/snapshotcommit"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/recordid"
+	"github.com/icerun/icerun/schema"
+)
+
+// ErrBadFilter is returned by [Writer.DeleteWhere] for a filter that does
+// not bind to the table's schema. Nothing is committed.
+var ErrBadFilter = errors.New("table: bad delete filter")
+
+// Delete deletes the live rows of partition part whose key (keyColumns,
+// top-level table columns) is the key of a row of keys (which needs only
+// the key columns; others are ignored), merge-on-read: with position
+// delete files on format v2 and deletion vectors on v3 (an existing
+// vector of a data file merged into the new one), in one snapshot
+// (operation delete). Only the partition's key columns are read. A
+// delete that matches no live row makes no snapshot, so a rerun is
+// harmless. The result counts the rows deleted (DeletedRows).
+//
+// A partition another writer changed meanwhile is located again on the
+// new state, within the [WithRetry] budget, then [commit.ErrConflict].
+// Format v1 tables, partitions with equality deletes and partitions with
+// files of an older spec are refused with [commit.ErrUnsupported].
+// [Writer.Compact] folds the deletes back into the data files.
+func (w *Writer) Delete(ctx context.Context, part partition.Key, keys array.RecordReader, keyColumns ...string) (commit.Result, error) {
+	op := fmt.Sprintf("table: delete from %s/%s by (%s)", w.name, part, strings.Join(keyColumns, ", "))
+	if keys == nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, ErrNilInput)
+	}
+	tbl, spec, err := w.deleteTarget(ctx, op, part)
+	if err != nil {
+		return commit.Result{}, err
+	}
+	if len(keyColumns) == 0 {
+		return commit.Result{}, fmt.Errorf("%s: %w: no key columns", op, ErrBadUpsertKey)
+	}
+	set, err := readKeys(ctx, tbl, keys, keyColumns)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	hashes := make(map[string]fingerprint.Hash, len(set))
+	for k := range set {
+		hashes[k] = fingerprint.Hash{}
+	}
+	fp := changeFingerprint("mor-delete", keyColumns, hashes)
+	plan := func(ctx context.Context, tbl *icetable.Table, k partition.Key) (*rowDelta, error) {
+		if len(set) == 0 {
+			return nil, nil
+		}
+		m, err := newKeyMatcher(tbl, keyColumns, set)
+		if err != nil {
+			return nil, err
+		}
+		return planDelete(ctx, w, tbl, spec, k, m, fp)
+	}
+	return w.commitDelete(ctx, op, tbl, spec, part, plan)
+}
+
+// DeleteWhere deletes the live rows of partition part that match filter
+// (an expression on the table's columns, e.g. iceberg.LessThan(
+// iceberg.Reference("amount"), int64(0))), merge-on-read, as [Writer.Delete]
+// does; it reads every column of the partition's rows. A filter that
+// does not bind to the schema fails with [ErrBadFilter].
+func (w *Writer) DeleteWhere(ctx context.Context, part partition.Key, filter iceberg.BooleanExpression) (commit.Result, error) {
+	op := fmt.Sprintf("table: delete from %s/%s where %v", w.name, part, filter)
+	if filter == nil {
+		return commit.Result{}, fmt.Errorf("%s: %w: nil filter", op, ErrBadFilter)
+	}
+	tbl, spec, err := w.deleteTarget(ctx, op, part)
+	if err != nil {
+		return commit.Result{}, err
+	}
+	bound, err := iceberg.BindExpr(tbl.Schema(), filter, true)
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w: %w", op, ErrBadFilter, err)
+	}
+	if bound.Equals(iceberg.AlwaysFalse{}) {
+		return commit.Result{Unchanged: true, Attempts: 1, SnapshotID: snapshotID(tbl)}, nil
+	}
+	fp := "mor-delete-where:" + fingerprintText(bound.String())
+	plan := func(ctx context.Context, tbl *icetable.Table, k partition.Key) (*rowDelta, error) {
+		m, err := newFilterMatcher(tbl, bound)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadFilter, err)
+		}
+		return planDelete(ctx, w, tbl, spec, k, m, fp)
+	}
+	return w.commitDelete(ctx, op, tbl, spec, part, plan)
+}
+
+// deleteTarget loads the table for a delete of partition part and checks
+// that it can take one.
+func (w *Writer) deleteTarget(ctx context.Context, op string, part partition.Key) (*icetable.Table, *partition.Spec, error) {
+	if w.cfg.branch != "" {
+		return nil, nil, fmt.Errorf("%s: %w: deletes are written to main only", op, commit.ErrUnsupported)
+	}
+	tbl, err := w.head(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if tbl.Metadata().Version() < 2 {
+		return nil, nil, fmt.Errorf("%s: %w: format version 1 has no delete files", op, commit.ErrUnsupported)
+	}
+	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if !part.IsValid() || part.SpecID() != spec.ID() {
+		return nil, nil, fmt.Errorf("%s: %w: key %s is not a key of the table's current partition spec", op, partition.ErrWrongSpec, part)
+	}
+	return tbl, spec, nil
+}
+
+// commitDelete commits the delete plan makes of partition part.
+func (w *Writer) commitDelete(ctx context.Context, op string, tbl *icetable.Table, spec *partition.Spec, part partition.Key, plan deltaPlanner) (commit.Result, error) {
+	res, err := commitDeltas(ctx, w, op, tbl, spec, []partition.Key{part}, plan)
+	if errors.Is(err, errEqualityDeletes) {
+		return res, fmt.Errorf("%w: %w", commit.ErrUnsupported, err)
+	}
+	return res, err
+}
+
+// planDelete plans the delete files of the rows m picks in partition k.
+func planDelete(ctx context.Context, w *Writer, tbl *icetable.Table, spec *partition.Spec, k partition.Key, m rowMatcher, fp string) (*rowDelta, error) {
+	base, err := snapshotcommit.Files(ctx, tbl, spec, []partition.Key{k})
+	if err != nil {
+		return nil, err
+	}
+	if snapshotcommit.Held(tbl, w.cfg.codeVersion, k, fp, base[k]) {
+		return nil, nil
+	}
+	tasks, err := partitionFiles(ctx, tbl, spec, k)
+	if err != nil {
+		return nil, err
+	}
+	return locateWith(ctx, tbl, spec, k, base[k], tasks, m, fp)
+}
+
+// readKeys reads the encoded keys of the rows of keys.
+func readKeys(ctx context.Context, tbl *icetable.Table, keys array.RecordReader, keyColumns []string) (map[string]struct{}, error) {
+	ks, err := tbl.Schema().Select(true, keyColumns...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	for _, c := range keyColumns {
+		if strings.Contains(c, ".") {
+			return nil, fmt.Errorf("%w: %q is not a top-level column of the table", ErrBadUpsertKey, c)
+		}
+	}
+	res, err := schema.Resolve(keys.Schema(), ks, tbl.NameMapping(), schema.IgnoreUnknown)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := recordid.NewEncoder(keyColumns...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	out := map[string]struct{}{}
+	var buf []byte
+	for keys.Next() {
+		rec, err := res.Apply(ctx, keys.RecordBatch())
+		if err != nil {
+			return nil, err
+		}
+		if err := enc.Bind(rec); err != nil {
+			rec.Release()
+			return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+		}
+		for row := range int(rec.NumRows()) {
+			buf = enc.Append(buf[:0], row)
+			out[string(buf)] = struct{}{}
+		}
+		rec.Release()
+	}
+	if err := keys.Err(); err != nil {
+		return nil, fmt.Errorf("reading keys: %w", err)
+	}
+	return out, nil
+}
+
+// filterMatcher picks the rows that match a bound filter, evaluated with
+// arrow's compute engine on the filter converted to Substrait (as
+// iceberg-go's scan filters rows).
+type filterMatcher struct {
+	schema *iceberg.Schema
+	ctx    func(context.Context) context.Context
+	eval   func(ctx context.Context, rec arrow.RecordBatch) (compute.Datum, error)
+}
+
+func newFilterMatcher(tbl *icetable.Table, bound iceberg.BooleanExpression) (*filterMatcher, error) {
+	sc := tbl.Schema()
+	reg, e, err := substrait.ConvertExpr(sc, bound, true)
+	if err != nil {
+		return nil, err
+	}
+	return &filterMatcher{
+		schema: sc,
+		ctx: func(ctx context.Context) context.Context {
+			return exprs.WithExtensionIDSet(ctx, exprs.NewExtensionSetDefault(*reg))
+		},
+		eval: func(ctx context.Context, rec arrow.RecordBatch) (compute.Datum, error) {
+			return exprs.ExecuteScalarExpression(ctx, rec.Schema(), e, compute.NewDatumWithoutOwning(rec))
+		},
+	}, nil
+}
+
+func (m *filterMatcher) readSchema() *iceberg.Schema { return m.schema }
+
+func (m *filterMatcher) match(ctx context.Context, rec arrow.RecordBatch, hit func(row int)) error {
+	d, err := m.eval(m.ctx(ctx), rec)
+	if err != nil {
+		return err
+	}
+	defer d.Release()
+	var mask *array.Boolean
+	switch v := d.(type) {
+	case *compute.ArrayDatum:
+		arr := v.MakeArray()
+		defer arr.Release()
+		b, ok := arr.(*array.Boolean)
+		if !ok {
+			return fmt.Errorf("filter gave %s, want booleans", arr.DataType())
+		}
+		mask = b
+	case *compute.ScalarDatum:
+		if s, ok := v.Value.(interface{ String() string }); ok && v.Value.IsValid() && s.String() == "true" {
+			for row := range int(rec.NumRows()) {
+				hit(row)
+			}
+		}
+		return nil
+	default:
+		return fmt.Errorf("filter gave %s, want booleans", d)
+	}
+	for row := range mask.Len() {
+		if mask.IsValid(row) && mask.Value(row) {
+			hit(row)
+		}
+	}
+	return nil
+}
+
+func snapshotID(tbl *icetable.Table) int64 {
+	if s := tbl.CurrentSnapshot(); s != nil {
+		return s.SnapshotID
+	}
+	return 0
+}
+
+// fingerprintText is a short hash of s.
+func fingerprintText(s string) string {
+	return changeFingerprint("", nil, map[string]fingerprint.Hash{s: {}})[1:]
+}

@@ -1,0 +1,231 @@
+package table
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
+	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/partition"
+)
+
+// Field ids of a position delete file's columns (the spec's reserved ids).
+const (
+	posDeleteFilePathID = 2147483546
+	posDeletePosID      = 2147483545
+)
+
+// deleteWriter writes the delete files of one partition's row delta:
+// deletion vectors (Puffin, deletion-vector-v1, with iceberg-go's
+// dv.DVWriter) on format v3, one position delete file (Parquet, sorted
+// by file and position) on v2. iceberg-go v0.7.0 has no public writer of
+// position delete files (its Transaction.Delete writes them internally),
+// so they are written here with arrow-go's pqarrow.
+type deleteWriter struct {
+	tbl     *icetable.Table
+	fsys    iceio.WriteFileIO
+	spec    iceberg.PartitionSpec
+	values  map[int]any // the partition's values, by partition field id
+	folder  string      // the partition's data folder ("" unpartitioned)
+	written []string    // every file created, for removal
+}
+
+func newDeleteWriter(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, key partition.Key) (*deleteWriter, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	wfs, ok := fsys.(iceio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("table file IO %T cannot write", fsys)
+	}
+	values, err := spec.Values(key)
+	if err != nil {
+		return nil, err
+	}
+	w := &deleteWriter{tbl: tbl, fsys: wfs, spec: tbl.Spec(), values: values}
+	if !tbl.Spec().IsUnpartitioned() {
+		w.folder = partitionPath(tbl, values)
+	}
+	return w, nil
+}
+
+// location is where a new delete file named after a fresh UUID goes: the
+// partition's data folder.
+func (w *deleteWriter) location(ext string) (string, error) {
+	locs, err := w.tbl.LocationProvider()
+	if err != nil {
+		return "", err
+	}
+	name := uuid.NewString() + "-deletes." + ext
+	if w.folder != "" {
+		name = path.Join(w.folder, name)
+	}
+	loc := locs.NewDataLocation(name)
+	w.written = append(w.written, loc)
+	return loc, nil
+}
+
+// write writes the delete files that delete the hits of found. It
+// returns them, the deletion vectors they supersede, and the number of
+// rows they delete.
+func (w *deleteWriter) write(ctx context.Context, found []located) (deletes, superseded []iceberg.DataFile, rows int64, err error) {
+	if len(found) == 0 {
+		return nil, nil, 0, nil
+	}
+	slices.SortFunc(found, func(a, b located) int { return strings.Compare(a.task.File.FilePath(), b.task.File.FilePath()) })
+	for _, l := range found {
+		rows += int64(len(l.hit))
+	}
+	if w.tbl.Metadata().Version() >= 3 {
+		deletes, superseded, err = w.vectors(ctx, found)
+	} else {
+		deletes, err = w.positionFile(found)
+	}
+	return deletes, superseded, rows, err
+}
+
+// vectors writes one Puffin file with a deletion vector per data file of
+// found: its hits and every position deleted before (its old vector and
+// position deletes), so that each data file keeps one vector; the old
+// vectors are superseded.
+func (w *deleteWriter) vectors(ctx context.Context, found []located) (deletes, superseded []iceberg.DataFile, err error) {
+	md := w.tbl.Metadata()
+	dw := dv.NewDVWriter(w.fsys, func(id int32) *iceberg.PartitionSpec { return md.PartitionSpecByID(int(id)) })
+	for _, l := range found {
+		f := l.task.File
+		dw.Load(f.FilePath(), l.existing, f.SpecID(), w.values)
+		if err := dw.Add(f.FilePath(), l.hit, f.SpecID(), w.values); err != nil {
+			return nil, nil, err
+		}
+		for _, d := range slices.Concat(l.task.DeletionVectorFiles, l.task.DeleteFiles) {
+			if icetable.IsDeletionVector(d) {
+				superseded = append(superseded, d)
+			}
+		}
+	}
+	loc, err := w.location("puffin")
+	if err != nil {
+		return nil, nil, err
+	}
+	deletes, err = dw.Flush(ctx, loc)
+	return deletes, superseded, err
+}
+
+// positionFile writes one position delete file with the hits of found,
+// sorted by data file and position, as the spec requires.
+func (w *deleteWriter) positionFile(found []located) ([]iceberg.DataFile, error) {
+	fieldID := func(id int) arrow.Metadata {
+		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)})
+	}
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "file_path", Type: arrow.BinaryTypes.String, Metadata: fieldID(posDeleteFilePathID)},
+		{Name: "pos", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldID(posDeletePosID)},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	paths, poss := b.Field(0).(*array.StringBuilder), b.Field(1).(*array.Int64Builder)
+	var n int64
+	for _, l := range found {
+		for _, p := range l.hit {
+			paths.Append(l.task.File.FilePath())
+			poss.Append(p)
+			n++
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	loc, err := w.location("parquet")
+	if err != nil {
+		return nil, err
+	}
+	size, err := w.writeParquet(loc, rec)
+	if err != nil {
+		return nil, err
+	}
+	first, last := found[0].task.File.FilePath(), found[len(found)-1].task.File.FilePath()
+	lowPos, highPos := found[0].hit[0], found[0].hit[0]
+	for _, l := range found {
+		lowPos, highPos = min(lowPos, l.hit[0]), max(highPos, l.hit[len(l.hit)-1])
+	}
+	le := func(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
+	fb, err := iceberg.NewDataFileBuilder(w.spec, iceberg.EntryContentPosDeletes, loc, iceberg.ParquetFile, w.values, nil, nil, n, size)
+	if err != nil {
+		return nil, err
+	}
+	fb.LowerBoundValues(map[int][]byte{posDeleteFilePathID: []byte(first), posDeletePosID: le(lowPos)}).
+		UpperBoundValues(map[int][]byte{posDeleteFilePathID: []byte(last), posDeletePosID: le(highPos)}).
+		ValueCounts(map[int]int64{posDeleteFilePathID: n, posDeletePosID: n}).
+		NullValueCounts(map[int]int64{posDeleteFilePathID: 0, posDeletePosID: 0})
+	if first == last {
+		fb.ReferencedDataFile(first)
+	}
+	return []iceberg.DataFile{fb.Build()}, nil
+}
+
+// writeParquet writes rec to a new Parquet file at loc and returns its size.
+func (w *deleteWriter) writeParquet(loc string, rec arrow.RecordBatch) (_ int64, err error) {
+	out, err := w.fsys.Create(loc)
+	if err != nil {
+		return 0, err
+	}
+	cnt := &byteCounter{w: out}
+	defer func() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(true))
+	pw, err := pqarrow.NewFileWriter(rec.Schema(), cnt, props, pqarrow.DefaultWriterProps())
+	if err != nil {
+		return 0, err
+	}
+	if err := pw.Write(rec); err != nil {
+		_ = pw.Close()
+		return 0, err
+	}
+	if err := pw.Close(); err != nil {
+		return 0, err
+	}
+	return cnt.n, nil
+}
+
+// remove deletes every file the writer created.
+func (w *deleteWriter) remove() error {
+	var errs []error
+	for _, p := range w.written {
+		if err := w.fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// byteCounter counts the bytes written through it.
+type byteCounter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *byteCounter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}

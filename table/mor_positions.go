@@ -1,0 +1,246 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
+
+	"github.com/icerun/icerun/recordid"
+	"github.com/icerun/icerun/schema"
+)
+
+// errEqualityDeletes says that a partition has equality delete files:
+// positions alone do not say which of its rows are live, so a
+// merge-on-read change of it is written copy-on-write instead.
+var errEqualityDeletes = errors.New("partition has equality deletes")
+
+// located are the live rows of one data file that a change removes.
+type located struct {
+	task     icetable.FileScanTask
+	existing *dv.RoaringPositionBitmap // positions deleted before (its vector and position deletes)
+	hit      []int64                   // live positions whose key the change holds, ascending
+}
+
+// rowMatcher picks the rows a change deletes from a batch of a data
+// file's rows (the matcher's columns, resolved to readSchema).
+type rowMatcher interface {
+	readSchema() *iceberg.Schema
+	// match calls hit with each row of rec it picks.
+	match(ctx context.Context, rec arrow.RecordBatch, hit func(row int)) error
+}
+
+// keyMatcher picks the rows whose encoded key is in keys.
+type keyMatcher struct {
+	schema *iceberg.Schema // the key columns
+	enc    *recordid.Encoder
+	keys   map[string]struct{}
+	buf    []byte
+}
+
+func newKeyMatcher(tbl *icetable.Table, keyColumns []string, keys map[string]struct{}) (*keyMatcher, error) {
+	ks, err := tbl.Schema().Select(true, keyColumns...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	enc, err := recordid.NewEncoder(keyColumns...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	return &keyMatcher{schema: ks, enc: enc, keys: keys}, nil
+}
+
+func (m *keyMatcher) readSchema() *iceberg.Schema { return m.schema }
+
+func (m *keyMatcher) match(_ context.Context, rec arrow.RecordBatch, hit func(row int)) error {
+	if err := m.enc.Bind(rec); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	for row := range int(rec.NumRows()) {
+		m.buf = m.enc.Append(m.buf[:0], row)
+		if _, ok := m.keys[string(m.buf)]; ok {
+			hit(row)
+		}
+	}
+	return nil
+}
+
+// locator finds the positions of the rows a rowMatcher picks in a
+// partition's data files, reading only the matcher's columns, every row
+// in file order, and skipping the positions the files' delete files
+// already delete.
+type locator struct {
+	tbl        *icetable.Table
+	fsys       iceio.IO
+	m          rowMatcher
+	posDeletes map[string]map[string][]int64 // position delete file -> data file -> positions
+}
+
+func newLocator(ctx context.Context, tbl *icetable.Table, m rowMatcher) (*locator, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &locator{tbl: tbl, fsys: fsys, m: m, posDeletes: map[string]map[string][]int64{}}, nil
+}
+
+// locate returns, for each of tasks (the data files of one partition),
+// the live positions its matcher picks. Files without a hit are left out.
+func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask) ([]located, error) {
+	var out []located
+	for _, t := range tasks {
+		if len(t.EqualityDeleteFiles) > 0 {
+			return nil, errEqualityDeletes
+		}
+		existing, err := l.deleted(t)
+		if err != nil {
+			return nil, err
+		}
+		hit, err := l.scan(ctx, t.File, existing)
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
+		}
+		if len(hit) > 0 {
+			out = append(out, located{task: t, existing: existing, hit: hit})
+		}
+	}
+	return out, nil
+}
+
+// deleted are the positions of t's data file that its delete files
+// delete: its deletion vector and its position delete files.
+func (l *locator) deleted(t icetable.FileScanTask) (*dv.RoaringPositionBitmap, error) {
+	out := dv.NewRoaringPositionBitmap()
+	for _, f := range t.DeletionVectorFiles {
+		b, err := dv.ReadDV(l.fsys, f)
+		if err != nil {
+			return nil, fmt.Errorf("deletion vector %s: %w", f.FilePath(), err)
+		}
+		out.Or(b)
+	}
+	for _, f := range t.DeleteFiles {
+		if icetable.IsDeletionVector(f) {
+			b, err := dv.ReadDV(l.fsys, f)
+			if err != nil {
+				return nil, fmt.Errorf("deletion vector %s: %w", f.FilePath(), err)
+			}
+			out.Or(b)
+			continue
+		}
+		byFile, err := l.positionDeletes(f)
+		if err != nil {
+			return nil, fmt.Errorf("position delete file %s: %w", f.FilePath(), err)
+		}
+		for _, p := range byFile[t.File.FilePath()] {
+			out.Set(uint64(p))
+		}
+	}
+	return out, nil
+}
+
+// positionDeletes reads a position delete file (Parquet: file_path, pos),
+// once per locator.
+func (l *locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error) {
+	if m, ok := l.posDeletes[f.FilePath()]; ok {
+		return m, nil
+	}
+	if f.FileFormat() != iceberg.ParquetFile {
+		return nil, fmt.Errorf("%w: position delete file format %s", errEqualityDeletes, f.FileFormat())
+	}
+	in, err := l.fsys.Open(f.FilePath())
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	pr, err := file.NewParquetReader(in)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.Close()
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer tbl.Release()
+	pathIdx, posIdx := tbl.Schema().FieldIndices("file_path"), tbl.Schema().FieldIndices("pos")
+	if len(pathIdx) != 1 || len(posIdx) != 1 {
+		return nil, errors.New("no file_path and pos columns")
+	}
+	m := map[string][]int64{}
+	paths, poss := tbl.Column(pathIdx[0]).Data().Chunks(), tbl.Column(posIdx[0]).Data().Chunks()
+	for i := range paths {
+		p, ok1 := paths[i].(*array.String)
+		q, ok2 := poss[i].(*array.Int64)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("file_path %s, pos %s: want string and int64", paths[i].DataType(), poss[i].DataType())
+		}
+		for r := 0; r < p.Len(); r++ {
+			m[p.Value(r)] = append(m[p.Value(r)], q.Value(r))
+		}
+	}
+	l.posDeletes[f.FilePath()] = m
+	return m, nil
+}
+
+// scan reads the matcher's columns of data file f, every row in file
+// order (no delete applied), and returns the positions not in existing
+// that the matcher picks.
+func (l *locator) scan(ctx context.Context, f iceberg.DataFile, existing *dv.RoaringPositionBitmap) ([]int64, error) {
+	task := icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
+	read := l.m.readSchema()
+	names := make([]string, 0, len(read.Fields()))
+	for _, fld := range read.Fields() {
+		names = append(names, fld.Name)
+	}
+	sc, batches, err := l.tbl.Scan(icetable.WithSelectedFields(names...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).
+		ReadTasks(ctx, []icetable.FileScanTask{task})
+	if err != nil {
+		return nil, err
+	}
+	res, err := schema.Resolve(sc, read, l.tbl.NameMapping(), schema.IgnoreUnknown)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		hit []int64
+		pos int64
+	)
+	for raw, err := range batches {
+		if err != nil {
+			return nil, err
+		}
+		rec, err := res.Apply(ctx, raw)
+		raw.Release()
+		if err != nil {
+			return nil, err
+		}
+		first := pos
+		err = l.m.match(ctx, rec, func(row int) {
+			if p := first + int64(row); !existing.Contains(uint64(p)) {
+				hit = append(hit, p)
+			}
+		})
+		pos += rec.NumRows()
+		rec.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if pos != f.Count() {
+		return nil, fmt.Errorf("read %d rows, the manifest says %d: positions would be wrong", pos, f.Count())
+	}
+	return hit, nil
+}

@@ -1,0 +1,242 @@
+package table
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/internal/snapshotcommit"
+	"github.com/icerun/icerun/partition"
+)
+
+// rowDelta is one partition's merge-on-read change, its files staged.
+type rowDelta struct {
+	delta snapshotcommit.Delta
+	st    *stager       // the new rows' data files; nil when none
+	dw    *deleteWriter // the delete files; nil when none
+}
+
+// discard removes the staged files of d.
+func (d *rowDelta) discard() error {
+	var errs []error
+	if d.st != nil {
+		files, _ := d.st.finish()
+		errs = append(errs, d.st.remove(files), d.st.removeUnlisted(files))
+	}
+	if d.dw != nil {
+		errs = append(errs, d.dw.remove())
+	}
+	return errors.Join(errs...)
+}
+
+// deltaPlanner plans the merge-on-read change of one partition on a table
+// state: nil when the partition already holds it.
+type deltaPlanner func(ctx context.Context, tbl *icetable.Table, k partition.Key) (*rowDelta, error)
+
+// runMOR is Upsert merge-on-read: each touched partition gets the
+// winning input rows as new data files and delete files for the live rows
+// of their keys, all in one snapshot. A partition with equality deletes
+// makes the whole upsert copy-on-write.
+func (u *upsert) runMOR(ctx context.Context, tbl *icetable.Table) (commit.Result, error) {
+	res, err := commitDeltas(ctx, u.w, u.op, tbl, u.spec, u.chg.keys(), u.planDelta)
+	if errors.Is(err, errEqualityDeletes) {
+		return u.run(ctx, tbl)
+	}
+	return res, err
+}
+
+// planDelta plans the upsert's change of partition k on tbl.
+func (u *upsert) planDelta(ctx context.Context, tbl *icetable.Table, k partition.Key) (*rowDelta, error) {
+	win, err := u.chg.winners(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	fp := changeFingerprint("mor-upsert", u.keyColumns, win)
+	d, err := locateDelta(ctx, u.w, tbl, u.spec, k, u.keyColumns, win, fp)
+	if d == nil || err != nil {
+		return d, err
+	}
+	d.st = newStager(ctx, tbl, u.res.Schema(), u.cfg)
+	var rows int64
+	err = u.addChanged(ctx, k, win, func(rec arrow.RecordBatch) error {
+		rows += rec.NumRows()
+		return d.st.add(rec)
+	})
+	if err != nil {
+		return d, err
+	}
+	if d.delta.Data, err = d.st.finish(); err != nil {
+		return d, err
+	}
+	d.delta.AddedRows = rows
+	return d, nil
+}
+
+// locateDelta plans the deleting half of a change of partition k: the
+// live rows whose encoded key is in keys get delete files. It returns nil
+// when the partition already holds what the change fp from this code
+// version left.
+func locateDelta[V any](ctx context.Context, w *Writer, tbl *icetable.Table, spec *partition.Spec, k partition.Key, keyColumns []string, keys map[string]V, fp string) (*rowDelta, error) {
+	base, err := snapshotcommit.Files(ctx, tbl, spec, []partition.Key{k})
+	if err != nil {
+		return nil, err
+	}
+	if snapshotcommit.Held(tbl, w.cfg.codeVersion, k, fp, base[k]) {
+		return nil, nil
+	}
+	tasks, err := partitionFiles(ctx, tbl, spec, k)
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[string]struct{}, len(keys))
+	for key := range keys {
+		set[key] = struct{}{}
+	}
+	m, err := newKeyMatcher(tbl, keyColumns, set)
+	if err != nil {
+		return nil, err
+	}
+	return locateWith(ctx, tbl, spec, k, base[k], tasks, m, fp)
+}
+
+// locateWith plans the delete files of partition k for the rows m picks
+// in tasks, its data files in the state whose files are base.
+func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k partition.Key, base []iceberg.DataFile, tasks []icetable.FileScanTask, m rowMatcher, fp string) (*rowDelta, error) {
+	loc, err := newLocator(ctx, tbl, m)
+	if err != nil {
+		return nil, err
+	}
+	found, err := loc.locate(ctx, tasks)
+	if err != nil {
+		return nil, err
+	}
+	d := &rowDelta{delta: snapshotcommit.Delta{Key: k, Base: base, Fingerprint: fp}}
+	if d.dw, err = newDeleteWriter(ctx, tbl, spec, k); err != nil {
+		return d, err
+	}
+	d.delta.Deletes, d.delta.Superseded, d.delta.DeletedRows, err = d.dw.write(ctx, found)
+	return d, err
+}
+
+// commitDeltas plans the change of every partition of keys with plan and
+// commits them in one snapshot ([snapshotcommit.RowDelta]). Partitions
+// that another writer changed in between are planned again on the new
+// state, within the writer's retry budget, then [commit.ErrConflict].
+// Staged files are removed unless the commit's outcome is unknown.
+func commitDeltas(ctx context.Context, w *Writer, op string, tbl *icetable.Table, spec *partition.Spec, keys []partition.Key, plan deltaPlanner) (commit.Result, error) {
+	unchanged := func(tbl *icetable.Table) commit.Result {
+		r := commit.Result{Unchanged: true, Attempts: 1}
+		if s := tbl.CurrentSnapshot(); s != nil {
+			r.SnapshotID = s.SnapshotID
+		}
+		return r
+	}
+	if len(keys) == 0 {
+		return unchanged(tbl), nil
+	}
+	pol := w.cfg.policy
+	if pol.Attempts == 0 {
+		pol.Attempts = commit.DefaultPolicy.Attempts
+	}
+	parts := make(map[partition.Key]*rowDelta, len(keys))
+	removeAll := func() error {
+		var errs []error
+		for _, d := range parts {
+			if d != nil {
+				errs = append(errs, d.discard())
+			}
+		}
+		return errors.Join(errs...)
+	}
+	stale, attempts := keys, 0
+	for {
+		for _, k := range stale {
+			if old := parts[k]; old != nil {
+				if err := old.discard(); err != nil {
+					return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+				}
+			}
+			d, err := plan(ctx, tbl, k)
+			parts[k] = d
+			if err != nil {
+				err = fmt.Errorf("%s: %s: %w", op, k, err)
+				return commit.Result{}, errors.Join(err, removeAll())
+			}
+		}
+		var deltas []snapshotcommit.Delta
+		for _, k := range keys {
+			if d := parts[k]; d != nil && (len(d.delta.Data) > 0 || len(d.delta.Deletes) > 0) {
+				deltas = append(deltas, d.delta)
+			}
+		}
+		if len(deltas) == 0 {
+			return unchanged(tbl), removeAll()
+		}
+		req := w.request(op, tbl, spec, nil)
+		req.Base = tbl
+		req.Policy.Attempts = max(pol.Attempts-attempts, 1)
+		w.commitTurn.lock()
+		result, err := snapshotcommit.RowDelta(ctx, w.cat, req, deltas)
+		w.commitTurn.unlock()
+		attempts += result.Attempts
+		result.Attempts = attempts
+		var moved *snapshotcommit.BaseMovedError
+		switch {
+		case err == nil && result.Unchanged:
+			return result, removeAll()
+		case err == nil:
+			_, _ = w.refresh(context.WithoutCancel(ctx)) // committed; the cached state is only a hint
+			return result, nil
+		case errors.As(err, &moved) && attempts < pol.Attempts:
+			if tbl, err = w.head(ctx); err != nil {
+				return result, errors.Join(fmt.Errorf("%s: %w", op, err), removeAll())
+			}
+			if tbl.Schema().ID != req.SchemaID || tbl.Metadata().DefaultPartitionSpec() != spec.ID() {
+				return result, errors.Join(fmt.Errorf("%s: %w: schema or partition spec changed while locating rows", op, commit.ErrTableChanged), removeAll())
+			}
+			stale = moved.Keys
+			continue
+		case errors.As(err, &moved):
+			return result, errors.Join(fmt.Errorf("%s: %w after %d attempts: %v", op, commit.ErrConflict, attempts, err), removeAll())
+		}
+		var unknown *commit.UnknownOutcomeError
+		if errors.As(err, &unknown) {
+			return result, err // the files may be live: leave them to orphan cleanup
+		}
+		return result, errors.Join(err, removeAll())
+	}
+}
+
+// changeFingerprint identifies a merge-on-read change of one partition:
+// its kind, key columns, and each key with the hash of the row it gets
+// (zero for a delete). The kind prefix keeps it apart from every content
+// fingerprint a replacement records.
+func changeFingerprint(kind string, keyColumns []string, rows map[string]fingerprint.Hash) string {
+	keys := make([]string, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	h := sha256.New()
+	h.Write([]byte(strings.Join(keyColumns, "\x00")))
+	var n [8]byte
+	for _, k := range keys {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(k)))
+		h.Write(n[:])
+		h.Write([]byte(k))
+		v := rows[k]
+		h.Write(v[:])
+	}
+	return kind + ":" + hex.EncodeToString(h.Sum(nil)[:16])
+}
