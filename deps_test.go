@@ -14,14 +14,25 @@ import (
 // reruntest, cleanup, faults, the commands and examples) build on, never
 // the other way round.
 func TestImportGraph(t *testing.T) {
-	above := []string{"table", "backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"}
+	above := []string{"table", "backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"}
 	forbidden := map[string][]string{
 		"partition":               append([]string{"schema", "commit", "internal/snapshotcommit", "recordid"}, above...),
 		"schema":                  append([]string{"partition", "commit", "internal/snapshotcommit", "recordid"}, above...),
 		"commit":                  append([]string{"schema", "recordid", "internal/snapshotcommit"}, above...),
 		"internal/snapshotcommit": append([]string{"schema", "recordid"}, above...),
 		"recordid":                append([]string{"partition", "schema", "commit", "internal/snapshotcommit"}, above...),
-		"table":                   {"backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"},
+		"table":                   {"backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"},
+		// The sink is source-agnostic: no Kafka client, no command.
+		"sink": {"sink/kafka", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"},
+	}
+	if p, err := build.Import("github.com/icerun/icerun/sink", ".", 0); err != nil {
+		t.Fatalf("import sink: %v", err)
+	} else {
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "github.com/twmb/franz-go") {
+				t.Errorf("sink imports %s: only sink/kafka may link a Kafka client", imp)
+			}
+		}
 	}
 	for pkg, bad := range forbidden {
 		p, err := build.Import("github.com/icerun/icerun/"+pkg, ".", 0)

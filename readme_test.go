@@ -96,12 +96,6 @@ func docFiles(t *testing.T) []string {
 // mdLink is a Markdown link or image target: [text](target).
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
-// pendingDocs are guides other branches add; a link to one of them may be
-// dangling until they land. Remove an entry once its file exists.
-var pendingDocs = map[string]bool{
-	"docs/cli.md": true, "docs/branches.md": true, "docs/rest-catalog.md": true,
-	"docs/fingerprint.md": true, "docs/merge-on-read.md": true, "docs/streaming.md": true,
-}
 
 // Every relative link of the README and docs/ names a file that exists
 // (anchors are not checked).
@@ -115,7 +109,7 @@ func TestDocLinksResolve(t *testing.T) {
 				continue
 			}
 			path := filepath.Join(filepath.Dir(file), target)
-			if _, err := os.Stat(path); err != nil && !pendingDocs[filepath.ToSlash(path)] {
+			if _, err := os.Stat(path); err != nil {
 				t.Errorf("%s links to %s, which does not exist", file, m[1])
 			}
 		}

@@ -3,6 +3,8 @@ package backfill
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/icerun/icerun/table"
@@ -19,8 +21,22 @@ func Expire(ctx context.Context, w *table.Writer, retainLast int, olderThan time
 	if retainLast < 1 || olderThan < 0 {
 		return fmt.Errorf("%w: expire retaining %d snapshots older than %s", ErrBadOption, retainLast, olderThan)
 	}
-	if err := expire(ctx, w, retainLast, olderThan); err != nil {
-		return fmt.Errorf("backfill: expire snapshots of %s: %w", w.Table().Identifier(), err)
+	start, before := time.Now(), len(w.Table().Metadata().Snapshots())
+	err := expire(ctx, w, retainLast, olderThan)
+	name := strings.Join(w.Table().Identifier(), ".")
+	if err != nil {
+		err = fmt.Errorf("backfill: expire snapshots of %s: %w", name, err)
 	}
-	return nil
+	level := slog.LevelInfo
+	if err != nil {
+		level = slog.LevelError
+	}
+	after := len(w.Table().Metadata().Snapshots())
+	attrs := []slog.Attr{slog.String("table", name), slog.Int("retain_last", retainLast), slog.Duration("older_than", olderThan),
+		slog.Int("snapshots_before", before), slog.Int("snapshots_after", after), slog.Duration("duration", time.Since(start))}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	w.Logger().LogAttrs(ctx, level, "icerun expire", attrs...)
+	return err
 }

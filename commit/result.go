@@ -10,8 +10,8 @@ type Result struct {
 	SnapshotID   int64    // the snapshot that made the change (the current one when Unchanged)
 	Partitions   []string // canonical keys replaced, sorted
 	AddedFiles   int
-	DeletedFiles int // data files removed (delete files the replacement dropped are not counted)
-	AddedRows    int64
+	DeletedFiles int   // data files removed (delete files the replacement dropped are not counted)
+	AddedRows    int64 // rows of the added data files; on an Unchanged result it may count the input's rows, which the table already holds: nothing was added
 	DeletedRows  int64 // record counts of the removed data files, rows already deleted by delete files included
 	Attempts     int   // commit attempts, 1 when there was no conflict
 	Unchanged    bool  // the partitions already held exactly this input from this code: no new snapshot

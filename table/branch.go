@@ -59,7 +59,21 @@ func (w *Writer) head(ctx context.Context) (*icetable.Table, error) {
 // the row-level deletes above.
 func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, error) {
 	op := fmt.Sprintf("table: publish branch %s of %s", branch, w.name)
+	ctx, done := w.observeReplace(ctx, op)
+	res, err := w.publish(ctx, op, branch)
+	done(res, err)
+	return res, err
+}
+
+func (w *Writer) publish(ctx context.Context, op string, branch string) (commit.Result, error) {
 	if err := checkBranch(branch); err != nil {
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	tbl, err := w.refresh(ctx)
+	if err == nil {
+		err = partition.CheckFieldNames(tbl.Spec()) // as every write: a re-plan writes manifests under main's spec
+	}
+	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
 	w.commitTurn.lock()

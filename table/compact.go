@@ -40,6 +40,13 @@ var ErrCompactMismatch = errors.New("table: compacted files do not hold the part
 // concurrent delete is never undone nor a new row dropped.
 func (w *Writer) Compact(ctx context.Context, key partition.Key) (commit.Result, error) {
 	op := fmt.Sprintf("table: compact %s/%s", w.name, key)
+	ctx, done := w.observeReplace(ctx, op)
+	res, err := w.compact(ctx, op, key)
+	done(res, err)
+	return res, err
+}
+
+func (w *Writer) compact(ctx context.Context, op string, key partition.Key) (commit.Result, error) {
 	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)

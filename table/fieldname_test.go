@@ -105,3 +105,29 @@ func TestWritesRefuseInvalidFieldNames(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishRefusesInvalidFieldNames: a publish onto a main whose spec
+// took a field name an Avro manifest cannot hold fails with
+// partition.ErrInvalidFieldName, like every write, and main is left as it
+// was.
+func TestPublishRefusesInvalidFieldNames(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "labels", labelSchema, partitionOf(2, "label", iceberg.IdentityTransform{}), nil)
+	bw := open(t, cat, ident, table.WithBranch("audit"))
+	rows := labelRows()
+	_, err := bw.ReplacePartition(ctx, key(t, bw, "label=x"), rows)
+	rows.Release()
+	require.NoError(t, err)
+	tbl, err := cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	txn := tbl.NewTransaction()
+	require.NoError(t, txn.UpdateSpec(true).RenameField("label", "event-date").Commit())
+	_, err = txn.Commit(ctx)
+	require.NoError(t, err)
+	scan := catalogtest.CanonicalScan(t, cat, ident)
+
+	_, err = bw.Publish(ctx, "audit")
+	require.ErrorIs(t, err, partition.ErrInvalidFieldName)
+	assert.Equal(t, scan, catalogtest.CanonicalScan(t, cat, ident), "main changed")
+}

@@ -191,6 +191,11 @@ func (w *Writer) observeCommit(ctx context.Context, req *snapshotcommit.Request,
 	}
 }
 
+// Logger is the writer's logger ([WithLogger]; one that discards without
+// it), for the maintenance its callers run on the writer's table (snapshot
+// expiry in package backfill) to log beside the writer's own calls.
+func (w *Writer) Logger() *slog.Logger { return w.obs.log }
+
 func errAttr(err error) slog.Attr {
 	if err == nil {
 		return slog.Attr{}

@@ -58,7 +58,8 @@ func TestObservability(t *testing.T) {
 			require.Contains(t, r, "duration")
 		}
 	}
-	require.Equal(t, []string{"icerun commit attempt", "icerun replace", "icerun commit attempt", "icerun replace"}, msgs)
+	// The unchanged rerun committed nothing: it logs its outcome, no commit attempt.
+	require.Equal(t, []string{"icerun commit attempt", "icerun replace", "icerun replace"}, msgs)
 	require.Equal(t, []string{"committed", "unchanged"}, outcomes)
 
 	names := map[string]int{}

@@ -102,6 +102,7 @@ func TestBinaryHelp(t *testing.T) {
 		"branches":    {"-table"},
 		"drop-branch": {"-branch"},
 		"version":     {},
+		"sink":        {"-brokers", "-topic", "-group", "-commit-interval", "-event-time", "-key"},
 	}
 	for _, c := range commands {
 		code, out, errs := exe(t, dir, nil, c.name, "-h")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/icerun/icerun/partition"
 	"maps"
 	"os"
 	"slices"
@@ -64,6 +65,9 @@ func createCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	ps, err := parseSpec(*spec, sch)
+	if err == nil {
+		err = partition.CheckFieldNames(ps) // a name an Avro manifest cannot hold fails every write
+	}
 	if err != nil {
 		return fmt.Errorf("%w: -partition: %w", errUsage, err)
 	}

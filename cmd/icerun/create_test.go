@@ -86,3 +86,25 @@ func TestCreateFromHiveFolder(t *testing.T) {
 	require.Contains(t, out, "event_date: optional date")
 	require.Contains(t, out, "(format v3)")
 }
+
+// A partition field name an Avro manifest cannot hold (the column
+// event-date, identity-partitioned) is refused by create, before any table
+// exists, with the rule and a name that would do.
+func TestCreateRefusesInvalidPartitionFieldName(t *testing.T) {
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "wh")
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{
+		{Name: "event-date", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+	}, nil))
+	b.Field(0).(*array.Date32Builder).Append(arrow.Date32FromTime(day))
+	rec := b.NewRecordBatch()
+	b.Release()
+	writeRecord(t, filepath.Join(dir, "in.parquet"), rec)
+	rec.Release()
+
+	code, _, errs := icerun("create", "shop.a", "-warehouse", wh, "-schema-from", filepath.Join(dir, "in.parquet"), "-partition", "event-date")
+	require.Equal(t, exitUsage, code, errs)
+	require.Contains(t, errs, "event_date")
+	code, _, _ = icerun("describe", "shop.a", "-warehouse", wh)
+	require.NotEqual(t, 0, code, "no table was created")
+}

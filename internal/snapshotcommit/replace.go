@@ -190,7 +190,7 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res commit.Res
 		}
 		snap, err := try(ctx, view, &res)
 		unlock()
-		if req.Attempted != nil {
+		if req.Attempted != nil && (err != nil || !res.Unchanged) { // an unchanged call committed nothing
 			req.Attempted(attempt, err)
 		}
 		if err == nil {

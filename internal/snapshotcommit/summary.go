@@ -1,7 +1,9 @@
 package snapshotcommit
 
 import (
-	"hash/fnv"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"slices"
 	"strconv"
 
@@ -43,12 +45,18 @@ func filesHash(files []iceberg.DataFile) string {
 	return filesHashStrings(paths)
 }
 
-// filesHashStrings hashes sorted strings.
+// filesHashStrings hashes sorted strings: "s2-", their count and SHA-256
+// of each one's length and bytes, so that no other list of paths has the
+// same text short of a SHA-256 collision (a 64-bit hash could be matched by
+// an engine choosing its file names). The earlier 64-bit form ("N-hex")
+// never equals this one: a partition it recorded is rewritten once.
 func filesHashStrings(paths []string) string {
-	h := fnv.New64a()
+	h := sha256.New()
+	var n [8]byte
 	for _, p := range paths {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
 		h.Write([]byte(p))
-		h.Write([]byte{0})
 	}
-	return strconv.Itoa(len(paths)) + "-" + strconv.FormatUint(h.Sum64(), 16)
+	return "s2-" + strconv.Itoa(len(paths)) + "-" + hex.EncodeToString(h.Sum(nil))
 }

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/sink/kafka"
+)
+
+// sinkCmd runs the streaming sink: a Kafka topic of JSON messages into the
+// table, in a consumer group, until SIGTERM or SIGINT, then a final commit.
+func sinkCmd(ctx context.Context, e *env, args []string) error {
+	fs := e.tableFlags()
+	e.writeFlags(fs)
+	brokers := fs.String("brokers", envOr("ICERUN_KAFKA_BROKERS", ""), "Kafka bootstrap brokers, comma-separated (ICERUN_KAFKA_BROKERS)")
+	topic := fs.String("topic", "", "topic to consume")
+	group := fs.String("group", "", "consumer group (its own: the sink never commits offsets to the broker; it resumes from the table)")
+	format := fs.String("format", "json", "message format: json (objects, fields mapped to columns by name)")
+	rows := fs.Int64("commit-rows", 100_000, "commit once this many rows are pending")
+	bytes := fs.Int64("commit-bytes", 64<<20, "commit once the pending rows hold this many bytes")
+	interval := fs.Duration("commit-interval", 10*time.Second, "commit once the oldest pending row waited this long")
+	eventTime := fs.String("event-time", "", "event time column: rows for a partition the watermark closed go to TABLE_sink_late")
+	lateness := fs.Duration("allowed-lateness", time.Hour, "with -event-time: how far behind the newest event a row may be")
+	dropLate := fs.Bool("drop-late", false, "with -event-time: drop late rows (counted) instead of writing them to the side table")
+	session := fs.Duration("session-timeout", 0, "how long the group waits for a silent member before moving its partitions (default: the broker's)")
+	key := fs.String("key", "", "keyed mode: a column identifying a message; a key the table holds is dropped as a duplicate")
+	rest, err := e.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(rest); err != nil {
+		return err
+	}
+	if *brokers == "" || *topic == "" || *group == "" {
+		return fmt.Errorf("%w: -brokers, -topic and -group are required", errUsage)
+	}
+	if *format != "json" {
+		return fmt.Errorf("%w: -format %q: only json is supported", errUsage, *format)
+	}
+	ident, err := e.ident()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	ctx, cat, err := e.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(e.err, nil))
+	opts := []sink.Option{
+		sink.WithCommitRows(*rows), sink.WithCommitBytes(*bytes), sink.WithCommitInterval(*interval),
+		sink.WithRunID(e.runID), sink.WithCodeVersion(e.codeVersion), sink.WithLogger(log),
+	}
+	if *eventTime != "" {
+		opts = append(opts, sink.WithEventTime(*eventTime, *lateness))
+		if *dropLate {
+			opts = append(opts, sink.WithLateRows(sink.LateDrop))
+		}
+	}
+	if *key != "" {
+		opts = append(opts, sink.WithKey(*key))
+	}
+	s, err := sink.Open(ctx, cat, ident, opts...)
+	if err != nil {
+		return err
+	}
+	sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
+	if err != nil {
+		return err
+	}
+	return kafka.Run(ctx, s, kafka.Config{
+		Brokers: strings.Split(*brokers, ","), Topic: *topic, Group: *group,
+		Decode: kafka.JSON(sc), Logger: log, SessionTimeout: *session,
+	})
+}

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSinkUsage(t *testing.T) {
+	wh := warehouse(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"sink", "-h"}, 0, "-brokers"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh}, 2, "-brokers, -topic and -group are required"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-format", "avro"}, 2, "only json"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "nope"}, 1, "key column"},
+	} {
+		code, out, errs := icerun(tc.args...)
+		if code != tc.code || !strings.Contains(out+errs, tc.want) {
+			t.Errorf("icerun %s = %d, %q%q; want %d with %q", strings.Join(tc.args, " "), code, out, errs, tc.code, tc.want)
+		}
+	}
+}

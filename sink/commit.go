@@ -1,0 +1,116 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
+)
+
+// Commit publishes the pending rows in one snapshot that also records their
+// positions (see [SummaryPositions]); late rows are committed to the side
+// table first, so that a crash between the two commits only replays rows
+// the side table then drops. With nothing pending it commits nothing and
+// returns the zero Result.
+//
+// On error nothing of the pending batch is in the table (except after a
+// *commit.UnknownOutcomeError, when it may be: the table decides) and the
+// batch is dropped: call [Sink.Start] and resume the source from the
+// positions it returns.
+func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
+	if s.closed {
+		return commit.Result{}, ErrClosed
+	}
+	if len(s.pending) == 0 {
+		return commit.Result{}, nil
+	}
+	if s.late != nil && len(s.late.sink.pending) > 0 {
+		if _, err := s.late.sink.Commit(ctx); err != nil {
+			return commit.Result{}, errors.Join(fmt.Errorf("sink: %s: late rows: %w", s.name, err), s.discard(ctx))
+		}
+	}
+	var files []iceberg.DataFile
+	if s.files != nil {
+		f, err := s.files.finish(context.WithoutCancel(ctx))
+		s.files = nil
+		if err != nil {
+			s.reset()
+			return commit.Result{}, fmt.Errorf("sink: %s: write: %w", s.name, err)
+		}
+		files = f
+	}
+	var merged marks
+	token := uuid.NewString()
+	res, err := snapshotcommit.Append(ctx, s.cat, snapshotcommit.AppendRequest{
+		Op:        "sink: append " + s.name,
+		Ident:     s.ident,
+		TableUUID: s.tbl.Metadata().TableUUID().String(),
+		Spec:      s.spec,
+		SchemaID:  s.tbl.Schema().ID,
+		Files:     files,
+		Token:     token,
+		Policy:    s.cfg.policy,
+		Lock:      s.cfg.lock,
+		Summary: func(tbl *icetable.Table) (iceberg.Properties, error) {
+			m, err := s.positions(tbl)
+			if err != nil {
+				return nil, err
+			}
+			merged = m
+			return s.summaryProps(m)
+		},
+		TableProperties: func(*icetable.Table) (iceberg.Properties, error) {
+			v, err := merged.encode()
+			return iceberg.Properties{PropertyPositions: v}, err
+		},
+		Committed: func(tbl *icetable.Table) { s.tbl = tbl },
+	})
+	if err != nil {
+		var unknown *commit.UnknownOutcomeError
+		if !errors.As(err, &unknown) {
+			err = errors.Join(err, removeFiles(context.WithoutCancel(ctx), s.tbl, files))
+		}
+		if errors.Is(err, ErrFenced) {
+			s.stats.Fenced++
+		}
+		s.cfg.log.Warn("sink commit failed", slog.String("table", s.name), slog.Int64("rows", s.rows), slog.Any("error", err))
+		s.reset()
+		if s.keys != nil {
+			s.keys.forget() // the table may hold keys we did not commit: read again
+		}
+		return res, err
+	}
+	if merged == nil { // found by its token after an unknown outcome: read what landed
+		if err := s.load(ctx); err != nil {
+			return res, err
+		}
+		merged = s.committed
+	}
+	s.committed = merged
+	s.stats.Appended += s.rows
+	s.stats.Commits++
+	s.cfg.log.Info("sink commit", slog.String("table", s.name), slog.Int64("snapshot", res.SnapshotID),
+		slog.Int64("rows", s.rows), slog.Int("files", len(files)), slog.Int("attempts", res.Attempts),
+		slog.Int("source_partitions", len(s.pending)))
+	if s.keys != nil {
+		s.keys.commitPending()
+	}
+	s.reset()
+	if err := s.expire(ctx); err != nil {
+		return res, err
+	}
+	if s.clock != nil && !s.isSide {
+		s.noteOpen(files)
+		if err := s.compactClosed(ctx); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}

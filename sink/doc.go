@@ -1,0 +1,63 @@
+// Package sink is an idempotent streaming sink: it appends rows that
+// arrive at least once from a source (a Kafka topic, a queue, a log) to an
+// Iceberg table so that every message is in the table exactly once.
+//
+// # Basics
+//
+// The caller hands [Sink.Write] Arrow records with their source positions:
+// a [SourcePartition] (the source's name and one of its partitions) and
+// one offset per row, increasing within the partition. The sink writes the
+// rows to Parquet data files as they arrive, and [Sink.Commit] (or the
+// cadence of [WithCommitRows], [WithCommitBytes] and [WithCommitInterval])
+// publishes them in one Iceberg snapshot (operation append) whose summary
+// property [SummaryPositions] records, for every source partition of the
+// table, the highest offset the table contains: the rows and the positions
+// land in the same atomic catalog commit.
+//
+// A row at or below a committed position is dropped when it is delivered
+// again. A restarted sink, or the new owner of a source partition after a
+// rebalance, calls [Sink.Start] and resumes the source one past the
+// positions it returns: they come from the table, never from the source's
+// own bookkeeping (a broker's committed offsets may be ahead of the table
+// or behind it). So a crash at any instant leaves the table with every
+// delivered message at most once, and the replay from [Sink.Start] makes
+// it exactly once: before the commit lands, nothing of the batch is
+// visible and its positions are not recorded; after, its positions are.
+//
+// Several sinks (threads or processes) may append to one table at once,
+// each owning some source partitions. A sink that loses the commit race
+// plans its append again on the new table state and retries; an append
+// only adds files, so the sinks never fail each other. A sink whose source
+// partition was committed by someone else since it started it (a zombie
+// after a rebalance) fails with [ErrFenced] and commits nothing.
+//
+// # Event time
+//
+// With [WithEventTime] the sink tracks, per source partition, the maximum
+// event time it has seen (recorded in the summary with the offset, so that
+// a replay classifies every row as the first delivery did). A row is late
+// when the table partition its event time falls in ended before that
+// maximum minus the allowed lateness; late rows go to a side table
+// ([LateTable]) with the reason and their source position, or are dropped
+// by [WithLateRows], and are counted in [Stats]. When a partition closes,
+// [Sink.Compact] rewrites its small files into target-size ones: the same
+// rows, checked, in a commit that removes exactly the files it read.
+//
+// # Keyed mode
+//
+// With [WithKey] a business key column (such as the deterministic ids of
+// package recordid) dedupes a producer's own duplicates that arrive with
+// new offsets, within a commit and against the rows the table holds; see
+// [WithKey] for its cost.
+//
+// # Caveats
+//
+//   - Positions are read from the newest snapshot on main that records
+//     them, else (after expiry) from the table property [PropertyPositions]
+//     that every sink commit sets too.
+//   - Every commit's metadata lists every snapshot: use
+//     [WithSnapshotExpiry] on a long-running stream.
+//   - A Sink is not safe for concurrent use; run one per goroutine.
+//   - Files of a batch that never committed (a crash) are orphans until
+//     cleanup.Orphans removes them; they are never visible to readers.
+package sink

@@ -1,0 +1,18 @@
+package sink
+
+import "errors"
+
+var (
+	// ErrFenced is returned by a commit when another writer committed one
+	// of the sink's source partitions since the sink started it: the sink
+	// no longer owns it. Nothing was committed; call [Sink.Start] again.
+	ErrFenced = errors.New("sink: source partition committed by another writer")
+	// ErrBadInput is returned for records the sink cannot take: offsets
+	// that do not match the rows, a missing or badly typed event time or
+	// key column.
+	ErrBadInput = errors.New("sink: bad input")
+	// ErrBadOption is returned by [Open] for an invalid option.
+	ErrBadOption = errors.New("sink: bad option")
+	// ErrClosed is returned by calls on a closed sink.
+	ErrClosed = errors.New("sink: closed")
+)

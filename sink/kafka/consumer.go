@@ -1,0 +1,229 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/sink"
+)
+
+// Decoder turns the records of one partition (in offset order) into an
+// Arrow batch with one row per record, in the same order. The caller
+// releases the batch.
+type Decoder func(records []*kgo.Record) (arrow.RecordBatch, error)
+
+// Config says what to consume.
+type Config struct {
+	Brokers []string
+	Topic   string
+	Group   string // the consumer group; used by this adapter only
+	Decode  Decoder
+	// MaxPollRecords bounds the records handled per poll (default 10,000).
+	MaxPollRecords int
+	// SessionTimeout is how long the group waits for a silent member
+	// (a killed process) before it moves its partitions (default: the
+	// broker's, 45 s).
+	SessionTimeout time.Duration
+	// Options are more franz-go options (TLS, SASL, client id); the
+	// adapter's own (seed brokers, group, topic, offsets) win.
+	Options []kgo.Opt
+	Logger  *slog.Logger // default: nothing is logged
+}
+
+// Source is the SourcePartition.Source of a partition of topic.
+func Source(topic string) string { return "kafka:" + topic }
+
+// ErrConfig is returned by [Run] for an incomplete Config.
+var ErrConfig = errors.New("kafka: bad config")
+
+// Run consumes cfg.Topic into s until ctx ends, then commits what is
+// pending (a graceful stop: SIGTERM cancels ctx) and leaves the group. It
+// returns nil after a graceful stop, or the first error the sink cannot
+// recover from (a conflict or a fenced commit is recovered: the sink
+// starts again from the table's positions and the source is sought
+// there).
+func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
+	if len(cfg.Brokers) == 0 || cfg.Topic == "" || cfg.Group == "" || cfg.Decode == nil || s == nil {
+		return fmt.Errorf("%w: brokers, topic, group, decoder and sink are required", ErrConfig)
+	}
+	if cfg.MaxPollRecords <= 0 {
+		cfg.MaxPollRecords = 10_000
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &consumer{s: s, cfg: cfg, log: cfg.Logger, assigned: map[int32]bool{}}
+	opts := append(append([]kgo.Opt{}, cfg.Options...),
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(cfg.Topic),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.OnPartitionsAssigned(c.assign),
+		kgo.AdjustFetchOffsetsFn(c.startOffsets),
+		kgo.OnPartitionsRevoked(c.revoke),
+		kgo.OnPartitionsLost(c.revoke),
+	)
+	if cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	c.cl = cl
+	err = c.loop(ctx)
+	c.mu.Lock()
+	cerr := s.Close(context.WithoutCancel(ctx))
+	c.mu.Unlock()
+	cl.Close()
+	if err == nil && cerr != nil {
+		err = fmt.Errorf("kafka: final commit: %w", cerr)
+	}
+	c.log.Info("kafka sink stopped", slog.String("topic", cfg.Topic), slog.Any("stats", s.Stats()), slog.Any("error", err))
+	return err
+}
+
+// consumer serialises the sink between the poll loop and the group
+// callbacks with mu.
+type consumer struct {
+	s        *sink.Sink
+	cfg      Config
+	cl       *kgo.Client
+	log      *slog.Logger
+	mu       sync.Mutex
+	assigned map[int32]bool
+}
+
+func (c *consumer) sp(p int32) sink.SourcePartition {
+	return sink.SourcePartition{Source: Source(c.cfg.Topic), Partition: p}
+}
+
+func (c *consumer) assign(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range parts[c.cfg.Topic] {
+		c.assigned[p] = true
+	}
+	c.log.Info("kafka partitions assigned", slog.Any("partitions", parts[c.cfg.Topic]))
+}
+
+// startOffsets replaces the broker's offsets with the table's.
+func (c *consumer) startOffsets(ctx context.Context, offs map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	parts := offs[c.cfg.Topic]
+	sps := make([]sink.SourcePartition, 0, len(parts))
+	for p := range parts {
+		sps = append(sps, c.sp(p))
+	}
+	start, err := c.s.Start(ctx, sps...)
+	if err != nil {
+		return nil, err // franz-go retries the assignment
+	}
+	for p := range parts {
+		parts[p] = kgo.NewOffset().At(start[c.sp(p)] + 1).WithEpoch(-1)
+	}
+	c.log.Info("kafka start offsets from the table", slog.Any("positions", start))
+	return offs, nil
+}
+
+func (c *consumer) revoke(ctx context.Context, _ *kgo.Client, parts map[string][]int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.s.Commit(ctx); err != nil {
+		c.log.Warn("kafka revoke: commit failed (the new owner replays from the table)", slog.Any("error", err))
+	}
+	for _, p := range parts[c.cfg.Topic] {
+		delete(c.assigned, p)
+	}
+}
+
+// loop polls and writes until ctx ends.
+func (c *consumer) loop(ctx context.Context) error {
+	for ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		fetches := c.cl.PollRecords(pctx, c.cfg.MaxPollRecords)
+		cancel()
+		if ctx.Err() != nil {
+			c.cl.AllowRebalance()
+			return nil
+		}
+		err := c.handle(ctx, fetches)
+		c.cl.AllowRebalance()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, fe := range fetches.Errors() {
+		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
+			continue
+		}
+		c.log.Warn("kafka fetch", slog.String("topic", fe.Topic), slog.Int("partition", int(fe.Partition)), slog.Any("error", fe.Err))
+	}
+	var werr error
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if werr != nil || len(p.Records) == 0 || p.Topic != c.cfg.Topic {
+			return
+		}
+		werr = c.write(ctx, p.Partition, p.Records)
+	})
+	if werr == nil {
+		_, werr = c.s.CommitIfDue(ctx)
+	}
+	if werr == nil {
+		return nil
+	}
+	if errors.Is(werr, sink.ErrFenced) || errors.Is(werr, commit.ErrConflict) {
+		c.log.Warn("kafka sink: commit lost; resuming from the table", slog.Any("error", werr))
+		return c.reseek(ctx)
+	}
+	return werr
+}
+
+func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) error {
+	rec, err := c.cfg.Decode(recs)
+	if err != nil {
+		return fmt.Errorf("kafka: decode %s/%d offsets %d..%d: %w", c.cfg.Topic, part, recs[0].Offset, recs[len(recs)-1].Offset, err)
+	}
+	defer rec.Release()
+	offs := make([]int64, len(recs))
+	for i, r := range recs {
+		offs[i] = r.Offset
+	}
+	return c.s.Write(ctx, c.sp(part), offs, rec)
+}
+
+// reseek moves every assigned partition to the table's positions.
+func (c *consumer) reseek(ctx context.Context) error {
+	sps := make([]sink.SourcePartition, 0, len(c.assigned))
+	for p := range c.assigned {
+		sps = append(sps, c.sp(p))
+	}
+	start, err := c.s.Start(ctx, sps...)
+	if err != nil {
+		return err
+	}
+	set := map[int32]kgo.EpochOffset{}
+	for p := range c.assigned {
+		set[p] = kgo.EpochOffset{Epoch: -1, Offset: start[c.sp(p)] + 1}
+	}
+	c.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{c.cfg.Topic: set})
+	return nil
+}

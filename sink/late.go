@@ -1,0 +1,144 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+)
+
+// Columns the side table of late rows adds to the table's own.
+const (
+	LateReason          = "_icerun_late_reason"      // why the row is late
+	LateSource          = "_icerun_source"           // SourcePartition.Source
+	LateSourcePartition = "_icerun_source_partition" // SourcePartition.Partition
+	LateOffset          = "_icerun_offset"           // the row's offset
+)
+
+// LateTable is the side table of ident that late rows go to: the same
+// namespace, the name with "_sink_late" appended. It has the table's
+// columns and [LateReason], [LateSource], [LateSourcePartition] and
+// [LateOffset], and is created on the first late row. Its own snapshots
+// record the positions of the late rows it holds, so that it takes every
+// late row exactly once too.
+func LateTable(ident icetable.Identifier) icetable.Identifier {
+	out := append(icetable.Identifier(nil), ident...)
+	out[len(out)-1] += "_sink_late"
+	return out
+}
+
+// lateRows is the side table's sink.
+type lateRows struct {
+	sink *Sink
+}
+
+// routeLate sends the late rows of cl (rows of rec) to the side table, or
+// drops them by policy.
+func (s *Sink) routeLate(ctx context.Context, from SourcePartition, offsets []int64, rec arrow.RecordBatch, cl classified) error {
+	if s.cfg.late == LateDrop {
+		s.stats.LateDropped += int64(len(cl.lateRows))
+		return nil
+	}
+	if s.late == nil {
+		side, err := s.openLate(ctx)
+		if err != nil {
+			return err
+		}
+		s.late = side
+	}
+	rows, err := take(ctx, rec, cl.lateRows)
+	if err != nil {
+		return err
+	}
+	defer rows.Release()
+	out, err := lateBatch(rows, from, offsets, cl)
+	if err != nil {
+		return err
+	}
+	defer out.Release()
+	offs := make([]int64, len(cl.lateRows))
+	for i, r := range cl.lateRows {
+		offs[i] = offsets[r]
+	}
+	return s.late.sink.Write(ctx, from, offs, out)
+}
+
+// lateBatch is rows (the late rows, resolved to the table schema) without
+// field ids (the side table resolves them by name), with the late columns.
+func lateBatch(rows arrow.RecordBatch, from SourcePartition, offsets []int64, cl classified) (arrow.RecordBatch, error) {
+	mem := memory.DefaultAllocator
+	fields := make([]arrow.Field, 0, rows.NumCols()+4)
+	cols := make([]arrow.Array, 0, rows.NumCols()+4)
+	for i, f := range rows.Schema().Fields() {
+		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
+		cols = append(cols, rows.Column(i))
+	}
+	reason, src := array.NewStringBuilder(mem), array.NewStringBuilder(mem)
+	part, off := array.NewInt32Builder(mem), array.NewInt64Builder(mem)
+	defer func() { reason.Release(); src.Release(); part.Release(); off.Release() }()
+	for i, r := range cl.lateRows {
+		reason.Append(cl.reasons[i])
+		src.Append(from.Source)
+		part.Append(from.Partition)
+		off.Append(offsets[r])
+	}
+	extra := []arrow.Array{reason.NewArray(), src.NewArray(), part.NewArray(), off.NewArray()}
+	defer func() {
+		for _, a := range extra {
+			a.Release()
+		}
+	}()
+	fields = append(fields,
+		arrow.Field{Name: LateReason, Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: LateSource, Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: LateSourcePartition, Type: arrow.PrimitiveTypes.Int32},
+		arrow.Field{Name: LateOffset, Type: arrow.PrimitiveTypes.Int64})
+	cols = append(cols, extra...)
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rows.NumRows()), nil
+}
+
+// openLate opens (creating it when missing) the side table's sink.
+func (s *Sink) openLate(ctx context.Context) (*lateRows, error) {
+	ident := LateTable(s.ident)
+	_, err := s.cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		err = createLate(ctx, s.cat, ident, s.tbl.Schema())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sink: late table %s: %w", ident, err)
+	}
+	opts := []Option{WithRetry(s.cfg.policy), WithRunID(s.cfg.runID), WithCodeVersion(s.cfg.codeVersion), WithLogger(s.cfg.log)}
+	if s.cfg.lock != nil {
+		opts = append(opts, WithCommitLock(s.cfg.lock))
+	}
+	side, err := Open(ctx, s.cat, ident, opts...)
+	if err != nil {
+		return nil, err
+	}
+	side.isSide = true
+	return &lateRows{sink: side}, nil
+}
+
+func createLate(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, sch *iceberg.Schema) error {
+	fields := sch.Fields()
+	next := sch.HighestFieldID()
+	add := func(name string, t iceberg.Type) {
+		next++
+		fields = append(fields, iceberg.NestedField{ID: next, Name: name, Type: t, Required: true})
+	}
+	add(LateReason, iceberg.PrimitiveTypes.String)
+	add(LateSource, iceberg.PrimitiveTypes.String)
+	add(LateSourcePartition, iceberg.PrimitiveTypes.Int32)
+	add(LateOffset, iceberg.PrimitiveTypes.Int64)
+	_, err := cat.CreateTable(ctx, ident, iceberg.NewSchema(0, fields...))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) { // created concurrently
+		return nil
+	}
+	return err
+}

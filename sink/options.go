@@ -1,0 +1,206 @@
+package sink
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/icerun/icerun/commit"
+)
+
+// Option configures a [Sink]; [Open] validates every option and fails with
+// [ErrBadOption] for a bad value.
+type Option func(*config) error
+
+// LatePolicy says what happens to a late row (see [WithEventTime]).
+type LatePolicy int
+
+const (
+	// LateToSideTable writes late rows to the side table [LateTable] with
+	// the reason and their source position (the default).
+	LateToSideTable LatePolicy = iota
+	// LateDrop drops late rows; they are still counted in [Stats].
+	LateDrop
+)
+
+type config struct {
+	commitRows     int64
+	commitBytes    int64
+	commitInterval time.Duration
+	targetFileSize int64
+	rowGroupRows   int
+	eventTime      string
+	lateness       time.Duration
+	late           LatePolicy
+	key            string
+	policy         commit.Policy
+	lock           commit.Locker
+	expireRetain   int
+	expireOlder    time.Duration
+	expireEvery    int64
+	runID          string
+	codeVersion    string
+	log            *slog.Logger
+}
+
+func defaults() config {
+	return config{
+		commitRows:     1_000_000,
+		commitBytes:    128 << 20,
+		commitInterval: 10 * time.Second,
+		rowGroupRows:   131_072,
+		log:            slog.New(slog.DiscardHandler),
+	}
+}
+
+// WithCommitRows commits once n rows are pending (default 1,000,000).
+func WithCommitRows(n int64) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("%w: commit rows %d: must be above 0", ErrBadOption, n)
+		}
+		c.commitRows = n
+		return nil
+	}
+}
+
+// WithCommitBytes commits once the pending rows hold n bytes in Arrow
+// memory (default 128 MiB).
+func WithCommitBytes(n int64) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("%w: commit bytes %d: must be above 0", ErrBadOption, n)
+		}
+		c.commitBytes = n
+		return nil
+	}
+}
+
+// WithCommitInterval commits once the oldest pending row has waited d
+// (default 10 s), checked on every [Sink.Write] and [Sink.CommitIfDue].
+func WithCommitInterval(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: commit interval %s: must be above 0", ErrBadOption, d)
+		}
+		c.commitInterval = d
+		return nil
+	}
+}
+
+// WithTargetFileSize sets the size at which the sink rolls to a new data
+// file (default: the table's write.target-file-size-bytes).
+func WithTargetFileSize(bytes int64) Option {
+	return func(c *config) error {
+		if bytes <= 0 {
+			return fmt.Errorf("%w: target file size %d: must be above 0", ErrBadOption, bytes)
+		}
+		c.targetFileSize = bytes
+		return nil
+	}
+}
+
+// WithEventTime makes column (a timestamp or date column of the table) the
+// event time, and lateness the allowed lateness: a row is late when the
+// table partition of its event time ended (or, when the table is not
+// partitioned by that column, the row's own event time is) before the
+// maximum event time of its source partition minus lateness. Default: no
+// event time, no row is late.
+func WithEventTime(column string, lateness time.Duration) Option {
+	return func(c *config) error {
+		if column == "" || lateness < 0 {
+			return fmt.Errorf("%w: event time %q, lateness %s", ErrBadOption, column, lateness)
+		}
+		c.eventTime, c.lateness = column, lateness
+		return nil
+	}
+}
+
+// WithLateRows sets what happens to late rows (default [LateToSideTable]).
+func WithLateRows(p LatePolicy) Option {
+	return func(c *config) error {
+		if p != LateToSideTable && p != LateDrop {
+			return fmt.Errorf("%w: late policy %d", ErrBadOption, p)
+		}
+		c.late = p
+		return nil
+	}
+}
+
+// WithKey turns on keyed mode: column (a string or binary column of the
+// table, such as the ids package recordid derives) identifies a message,
+// and a row whose key the table or the pending batch already holds is
+// dropped as a duplicate (counted in [Stats]).
+//
+// Cost: until merge-on-read deletes are available, the check against the
+// table reads the key column of every table partition the sink appends to,
+// once per partition and sink lifetime, and keeps its keys in memory (about
+// 60 bytes a key) until [Sink.Compact] closes the partition. Keys committed
+// to the same partition by another sink after it was read are not seen:
+// route a producer's duplicates to one source partition (Kafka does, by
+// message key).
+func WithKey(column string) Option {
+	return func(c *config) error {
+		if column == "" {
+			return fmt.Errorf("%w: empty key column", ErrBadOption)
+		}
+		c.key = column
+		return nil
+	}
+}
+
+// WithRetry sets the commit retry policy (default commit.Policy{}'s
+// defaults).
+func WithRetry(p commit.Policy) Option {
+	return func(c *config) error {
+		if _, err := p.WithDefaults(); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadOption, err)
+		}
+		c.policy = p
+		return nil
+	}
+}
+
+// WithCommitLock holds l around every commit attempt (see commit.Locker).
+func WithCommitLock(l commit.Locker) Option {
+	return func(c *config) error { c.lock = l; return nil }
+}
+
+// WithRunID records id as the run in the sink's snapshots (icerun.run-id).
+func WithRunID(id string) Option {
+	return func(c *config) error { c.runID = id; return nil }
+}
+
+// WithCodeVersion records v in the sink's snapshots (icerun.code-version).
+func WithCodeVersion(v string) Option {
+	return func(c *config) error { c.codeVersion = v; return nil }
+}
+
+// WithLogger logs every commit, fencing and compaction to l (default:
+// nothing is logged).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil logger", ErrBadOption)
+		}
+		c.log = l
+		return nil
+	}
+}
+
+// WithSnapshotExpiry expires, after every every-th commit of the sink,
+// the table's snapshots older than olderThan and not among the last
+// retainLast of main (with backfill.Expire: icerun's lineage is kept in its
+// checkpoint, files only expired snapshots referenced are removed). Every
+// Iceberg commit writes metadata that lists every snapshot, so without
+// expiry a commit's cost grows with the snapshots made. Default: no
+// expiry. The positions survive expiry (see [PropertyPositions]).
+func WithSnapshotExpiry(retainLast int, olderThan time.Duration, every int64) Option {
+	return func(c *config) error {
+		if retainLast < 1 || olderThan < 0 || every < 1 {
+			return fmt.Errorf("%w: snapshot expiry: retain %d, older than %s, every %d commits", ErrBadOption, retainLast, olderThan, every)
+		}
+		c.expireRetain, c.expireOlder, c.expireEvery = retainLast, olderThan, every
+		return nil
+	}
+}

@@ -1,0 +1,142 @@
+package sink
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	icetable "github.com/apache/iceberg-go/table"
+)
+
+// SummaryPositions is the snapshot summary property in which every sink
+// commit records the positions of all the source partitions the table
+// holds rows of (its own merged into those of the commits before it), so
+// the newest sink snapshot is enough to know them. Its value is JSON:
+//
+//	{"kafka:orders": {"0": {"offset": 41, "max_event_time": 1784000000000000}}}
+//
+// max_event_time (microseconds since the epoch) is there only when the sink
+// tracks event time.
+const SummaryPositions = "icerun.sink.positions"
+
+// PropertyPositions is the table property every sink commit sets, in the
+// same commit, to the value of [SummaryPositions]. It is read only when no
+// snapshot on main's ancestry records the positions (they were all
+// expired): the summary follows main (a rollback moves the positions back
+// with the rows), the property survives expiry.
+const PropertyPositions = "icerun.sink.positions"
+
+// SourcePartition names one ordered stream of a source: for Kafka, a topic
+// ("kafka:orders") and a partition of it.
+type SourcePartition struct {
+	Source    string
+	Partition int32
+}
+
+func (sp SourcePartition) String() string {
+	return sp.Source + "/" + strconv.FormatInt(int64(sp.Partition), 10)
+}
+
+// Mark is what the table holds of one source partition: the highest offset
+// of its rows, and the maximum event time among them.
+type Mark struct {
+	Offset int64
+	// MaxEventTime is in microseconds since the epoch; math.MinInt64 when
+	// no event time was seen.
+	MaxEventTime int64
+}
+
+// none is the mark of a source partition the table holds nothing of.
+var none = Mark{Offset: -1, MaxEventTime: math.MinInt64}
+
+type markJSON struct {
+	Offset       int64  `json:"offset"`
+	MaxEventTime *int64 `json:"max_event_time,omitempty"`
+}
+
+// marks are the positions of a table, by source partition.
+type marks map[SourcePartition]Mark
+
+func (m marks) get(sp SourcePartition) Mark {
+	if v, ok := m[sp]; ok {
+		return v
+	}
+	return none
+}
+
+func (m marks) encode() (string, error) {
+	out := map[string]map[string]markJSON{}
+	for sp, v := range m {
+		if out[sp.Source] == nil {
+			out[sp.Source] = map[string]markJSON{}
+		}
+		j := markJSON{Offset: v.Offset}
+		if v.MaxEventTime != math.MinInt64 {
+			t := v.MaxEventTime
+			j.MaxEventTime = &t
+		}
+		out[sp.Source][strconv.FormatInt(int64(sp.Partition), 10)] = j
+	}
+	b, err := json.Marshal(out) // map keys sorted: the same marks encode the same
+	return string(b), err
+}
+
+func decodeMarks(s string) (marks, error) {
+	var in map[string]map[string]markJSON
+	if err := json.Unmarshal([]byte(s), &in); err != nil {
+		return nil, fmt.Errorf("sink: summary %s: %w", SummaryPositions, err)
+	}
+	out := marks{}
+	for src, parts := range in {
+		for p, j := range parts {
+			n, err := strconv.ParseInt(p, 10, 32)
+			if err != nil {
+				return nil, fmt.Errorf("sink: summary %s: partition %q of %q: %w", SummaryPositions, p, src, err)
+			}
+			m := Mark{Offset: j.Offset, MaxEventTime: math.MinInt64}
+			if j.MaxEventTime != nil {
+				m.MaxEventTime = *j.MaxEventTime
+			}
+			out[SourcePartition{Source: src, Partition: int32(n)}] = m
+		}
+	}
+	return out, nil
+}
+
+// tableMarks reads the positions tbl holds: those of the newest snapshot on
+// main's ancestry that records them (other writers' snapshots, such as a
+// replace or a compaction by another tool, do not move them).
+func tableMarks(tbl *icetable.Table) (marks, error) {
+	md := tbl.Metadata()
+	for s := md.CurrentSnapshot(); s != nil; {
+		if s.Summary != nil {
+			if v, ok := s.Summary.Properties[SummaryPositions]; ok {
+				return decodeMarks(v)
+			}
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = md.SnapshotByID(*s.ParentSnapshotID)
+	}
+	if v, ok := md.Properties()[PropertyPositions]; ok && md.CurrentSnapshot() != nil {
+		return decodeMarks(v)
+	}
+	return marks{}, nil
+}
+
+// Positions reads the committed positions of tbl: for every source
+// partition, the highest offset the table holds. A consumer resumes each
+// one at its offset plus one.
+func Positions(tbl *icetable.Table) (map[SourcePartition]int64, error) {
+	m, err := tableMarks(tbl)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[SourcePartition]int64, len(m))
+	for sp, v := range m {
+		out[sp] = v.Offset
+	}
+	return out, nil
+}

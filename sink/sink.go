@@ -1,0 +1,274 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
+)
+
+// Sink appends rows delivered at least once to one Iceberg table, exactly
+// once (see the package documentation). Not safe for concurrent use.
+//
+// Invariants, kept between calls:
+//   - committed holds the marks of the table state the sink last loaded or
+//     committed; a commit requires the table still to hold them for every
+//     source partition it advances (else [ErrFenced]);
+//   - pending holds, for each source partition written since the last
+//     commit, the mark of its newest row; every row of files has an offset
+//     above committed's and at or below pending's;
+//   - files is nil exactly when no row is pending in the main table.
+type Sink struct {
+	cat   catalog.Catalog
+	ident icetable.Identifier
+	name  string
+	cfg   config
+
+	tbl       *icetable.Table
+	spec      *partition.Spec
+	committed marks
+	pending   marks
+
+	res      *schema.Resolution // of resIn, the last input schema
+	resIn    *arrow.Schema
+	clock    *eventClock // nil without event time
+	keys     *keyIndex   // nil without keyed mode
+	files    *fileStream
+	late     *lateRows               // nil until the first late row
+	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window
+	rows     int64                   // pending rows (main table)
+	bytes    int64
+	since    time.Time // when the first pending row arrived
+	stats    Stats
+	closed   bool
+	isSide   bool // the side table's sink: committed by its main sink only
+	sideOpts []Option
+}
+
+// Stats counts what a sink did with the rows it was handed.
+type Stats struct {
+	Appended    int64 // rows committed to the table
+	Redelivered int64 // rows dropped: at or below a position already held
+	Duplicates  int64 // rows dropped in keyed mode: key already held
+	Late        int64 // late rows (written to the side table or dropped)
+	LateDropped int64 // late rows dropped by LateDrop
+	Commits     int64 // snapshots committed
+	Fenced      int64 // commits refused with ErrFenced
+	Compactions int64 // partitions compacted
+}
+
+// Open returns a sink appending to table ident of cat, with the positions
+// the table holds now.
+func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, opts ...Option) (*Sink, error) {
+	if cat == nil {
+		return nil, fmt.Errorf("%w: nil catalog", ErrBadOption)
+	}
+	cfg := defaults()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	s := &Sink{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, pending: marks{}, sideOpts: opts}
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	if cfg.eventTime != "" {
+		c, err := newEventClock(s.tbl, s.spec, cfg.eventTime, cfg.lateness)
+		if err != nil {
+			return nil, err
+		}
+		s.clock = c
+	}
+	if cfg.key != "" {
+		if _, err := s.tbl.Schema().FindFieldByName(cfg.key); !err {
+			return nil, fmt.Errorf("%w: key column %q is not in table %s", ErrBadOption, cfg.key, s.name)
+		}
+		s.keys = newKeyIndex(cfg.key)
+	}
+	return s, nil
+}
+
+// load reads the table and the positions it holds.
+func (s *Sink) load(ctx context.Context) error {
+	tbl, err := s.cat.LoadTable(ctx, s.ident)
+	if err != nil {
+		return fmt.Errorf("sink: open %s: %w", s.name, err)
+	}
+	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
+	if err != nil {
+		return fmt.Errorf("sink: %s: %w", s.name, err)
+	}
+	m, err := tableMarks(tbl)
+	if err != nil {
+		return fmt.Errorf("sink: %s: %w", s.name, err)
+	}
+	if s.res != nil && tbl.Schema().ID != s.tbl.Schema().ID {
+		s.res = nil // resolved against the old schema
+	}
+	s.tbl, s.spec, s.committed = tbl, spec, m
+	return nil
+}
+
+// Start reads the positions the table holds for sps (all the table's
+// when none is named), to resume each source partition one past its
+// offset (-1: the table holds nothing of it). Rows still pending are
+// committed first. Call it when the sink (re)starts and whenever it
+// takes ownership of source partitions.
+func (s *Sink) Start(ctx context.Context, sps ...SourcePartition) (map[SourcePartition]int64, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if len(s.pending) > 0 {
+		if _, err := s.Commit(ctx); err != nil && !errors.Is(err, ErrFenced) {
+			return nil, err
+		}
+	}
+	if err := s.load(ctx); err != nil {
+		return nil, err
+	}
+	if s.keys != nil {
+		s.keys.forget() // another owner may have committed keys since they were read
+	}
+	if s.late != nil {
+		if err := s.late.sink.load(ctx); err != nil {
+			return nil, err
+		}
+	}
+	out := map[SourcePartition]int64{}
+	if len(sps) == 0 {
+		for sp, m := range s.committed {
+			out[sp] = m.Offset
+		}
+		return out, nil
+	}
+	for _, sp := range sps {
+		out[sp] = s.committed.get(sp).Offset
+	}
+	return out, nil
+}
+
+// Stats returns what the sink did so far.
+func (s *Sink) Stats() Stats { return s.stats }
+
+// Table returns the latest table state the sink loaded or committed.
+func (s *Sink) Table() *icetable.Table { return s.tbl }
+
+// Pending reports the rows waiting for the next commit.
+func (s *Sink) Pending() int64 { return s.rows }
+
+// due reports whether the cadence asks for a commit now.
+func (s *Sink) due() bool {
+	if s.isSide || len(s.pending) == 0 {
+		return false
+	}
+	return s.rows >= s.cfg.commitRows || s.bytes >= s.cfg.commitBytes || time.Since(s.since) >= s.cfg.commitInterval
+}
+
+// CommitIfDue commits when the cadence asks for it (call it on an idle
+// tick, so that the interval holds when no row arrives). It returns the
+// zero Result when it did not commit.
+func (s *Sink) CommitIfDue(ctx context.Context) (commit.Result, error) {
+	if !s.due() {
+		return commit.Result{}, nil
+	}
+	return s.Commit(ctx)
+}
+
+// Close commits what is pending and closes the sink.
+func (s *Sink) Close(ctx context.Context) error {
+	if s.closed {
+		return nil
+	}
+	_, err := s.Commit(ctx)
+	s.closed = true
+	return err
+}
+
+// Abort drops what is pending (its files are removed) and closes the sink.
+// The table is left as it was.
+func (s *Sink) Abort(ctx context.Context) error {
+	s.closed = true
+	return s.discard(ctx)
+}
+
+// discard drops the pending batch and its files.
+func (s *Sink) discard(ctx context.Context) error {
+	var err error
+	if s.files != nil {
+		err = s.files.abort(context.WithoutCancel(ctx))
+	}
+	if s.late != nil {
+		err = errors.Join(err, s.late.sink.discard(ctx))
+	}
+	s.reset()
+	return err
+}
+
+func (s *Sink) reset() {
+	s.files, s.rows, s.bytes, s.pending = nil, 0, 0, marks{}
+	if s.keys != nil {
+		s.keys.resetPending()
+	}
+}
+
+// positions merges the pending marks into those tbl holds, failing with
+// ErrFenced when tbl moved one of the pending source partitions since the
+// sink loaded it.
+func (s *Sink) positions(tbl *icetable.Table) (marks, error) {
+	now, err := tableMarks(tbl)
+	if err != nil {
+		return nil, err
+	}
+	var moved []string
+	for sp := range s.pending {
+		if now.get(sp) != s.committed.get(sp) {
+			moved = append(moved, fmt.Sprintf("%s (table holds offset %d, the sink started at %d)", sp, now.get(sp).Offset, s.committed.get(sp).Offset))
+		}
+	}
+	if len(moved) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrFenced, strings.Join(moved, ", "))
+	}
+	merged := maps.Clone(now)
+	maps.Copy(merged, s.pending)
+	return merged, nil
+}
+
+// summaryProps are the summary properties of a commit holding merged.
+func (s *Sink) summaryProps(merged marks) (iceberg.Properties, error) {
+	v, err := merged.encode()
+	if err != nil {
+		return nil, err
+	}
+	return iceberg.Properties{
+		SummaryPositions:          v,
+		"icerun.run-id":           s.cfg.runID,
+		"icerun.code-version":     s.cfg.codeVersion,
+		"icerun.rows":             fmt.Sprint(s.rows),
+		"icerun.sink.source-rows": fmt.Sprint(s.rows),
+	}, nil
+}
+
+// write hands rec (owned by the sink from now on) to the data files.
+func (s *Sink) write(ctx context.Context, rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		rec.Release()
+		return nil
+	}
+	if s.files == nil {
+		s.files = startFiles(ctx, s.tbl, rec.Schema(), &s.cfg)
+	}
+	s.rows += rec.NumRows()
+	return s.files.add(ctx, rec)
+}
