@@ -96,7 +96,6 @@ func docFiles(t *testing.T) []string {
 // mdLink is a Markdown link or image target: [text](target).
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
-
 // Every relative link of the README and docs/ names a file that exists
 // (anchors are not checked).
 func TestDocLinksResolve(t *testing.T) {
