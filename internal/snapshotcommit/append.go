@@ -67,17 +67,10 @@ func Append(ctx context.Context, cat catalog.Catalog, ar AppendRequest) (commit.
 	cache := newManifestCache()
 	var last *icetable.Table
 	return req.run(ctx, cat, res, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
-		props := iceberg.Properties{}
-		if ar.Summary != nil {
-			p, err := ar.Summary(tbl)
-			if err != nil {
-				return 0, noRetry(err)
-			}
-			for k, v := range p {
-				props[k] = v
-			}
+		props, err := callerSummary(tbl, ar.Summary, ar.Token)
+		if err != nil {
+			return 0, noRetry(err)
 		}
-		props[commit.SummaryCommitToken] = ar.Token
 		var setProps iceberg.Properties
 		if ar.TableProperties != nil {
 			p, err := ar.TableProperties(tbl)

@@ -44,17 +44,10 @@ func Rewrite(ctx context.Context, cat catalog.Catalog, rr RewriteRequest) (commi
 	cache := newManifestCache()
 	var last *icetable.Table
 	return req.run(ctx, cat, res, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
-		props := iceberg.Properties{}
-		if rr.Summary != nil {
-			p, err := rr.Summary(tbl)
-			if err != nil {
-				return 0, noRetry(err)
-			}
-			for k, v := range p {
-				props[k] = v
-			}
+		props, err := callerSummary(tbl, rr.Summary, rr.Token)
+		if err != nil {
+			return 0, noRetry(err)
 		}
-		props[commit.SummaryCommitToken] = rr.Token
 		st, err := stage(ctx, tbl, icetable.MainBranch, KindOverwrite, rr.Del, rr.Add, props, nil, cache)
 		if err != nil {
 			return 0, noRetry(fmt.Errorf("rewrite: %w", err))

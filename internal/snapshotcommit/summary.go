@@ -60,3 +60,21 @@ func filesHashStrings(paths []string) string {
 	}
 	return "s2-" + strconv.Itoa(len(paths)) + "-" + hex.EncodeToString(h.Sum(nil))
 }
+
+// callerSummary is the summary of a commit whose caller supplies its
+// properties (an append or a rewrite): fn's properties on this attempt's
+// table state, when fn is set, and the commit token.
+func callerSummary(tbl *icetable.Table, fn func(*icetable.Table) (iceberg.Properties, error), token string) (iceberg.Properties, error) {
+	props := iceberg.Properties{}
+	if fn != nil {
+		p, err := fn(tbl)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range p {
+			props[k] = v
+		}
+	}
+	props[commit.SummaryCommitToken] = token
+	return props, nil
+}
