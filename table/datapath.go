@@ -64,13 +64,13 @@ func (p dataPaths) real(loc string) string {
 
 // writing is tbl with a file IO that creates its data files at their
 // real locations, for iceberg-go's writers (it cannot commit).
-func (p dataPaths) writing(tbl *icetable.Table) *icetable.Table {
+func (p dataPaths) writing(tbl *icetable.Table, failed *ioFailure) *icetable.Table {
 	fsF := func(ctx context.Context) (iceio.IO, error) {
 		fsys, err := tbl.FS(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return realPathIO{inner: fsys, paths: p}, nil
+		return realPathIO{inner: fsys, paths: p, failed: failed}, nil
 	}
 	return icetable.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fsF, nil)
 }
@@ -78,8 +78,9 @@ func (p dataPaths) writing(tbl *icetable.Table) *icetable.Table {
 // realPathIO is a file IO that reads, creates and removes each file at
 // its real location (see dataPaths).
 type realPathIO struct {
-	inner iceio.IO
-	paths dataPaths
+	inner  iceio.IO
+	paths  dataPaths
+	failed *ioFailure // nil, or where the first failed create or write is kept
 }
 
 func (r realPathIO) Open(name string) (iceio.File, error) { return r.inner.Open(r.paths.real(name)) }
@@ -90,7 +91,14 @@ func (r realPathIO) Create(name string) (iceio.FileWriter, error) {
 	if !ok {
 		return nil, fmt.Errorf("table: create %s: %w: file IO %T cannot write", name, errors.ErrUnsupported, r.inner)
 	}
-	return w.Create(r.paths.real(name))
+	fw, err := w.Create(r.paths.real(name))
+	if err != nil {
+		return nil, r.failed.keep(err)
+	}
+	if r.failed == nil {
+		return fw, nil
+	}
+	return failureKeepingWriter{FileWriter: fw, failed: r.failed}, nil
 }
 
 func (r realPathIO) WriteFile(name string, p []byte) error {
@@ -98,5 +106,5 @@ func (r realPathIO) WriteFile(name string, p []byte) error {
 	if !ok {
 		return fmt.Errorf("table: write %s: %w: file IO %T cannot write", name, errors.ErrUnsupported, r.inner)
 	}
-	return w.WriteFile(r.paths.real(name), p)
+	return r.failed.keep(w.WriteFile(r.paths.real(name), p))
 }

@@ -37,6 +37,7 @@ type stager struct {
 	splitRows  int64
 	maxWriters int
 	paths      dataPaths // where the data files are created (datapath.go)
+	failed     ioFailure // the first failed create or write of a data file (iofailure.go)
 	sort       *sorter   // nil unless rows are written in the table's sort order
 	// spec is tbl's partition spec, compiled (nil when iceberg-go's writer
 	// does not partition: no fields, or only void ones); specErr is why it
@@ -181,7 +182,7 @@ func (s *stager) start(g *group) {
 		if st.keyed != nil {
 			tbl = st.keyed.view
 		}
-		files := icetable.WriteRecords(s.ctx, s.paths.writing(tbl), s.schema, drain(st.ch), opts...)
+		files := icetable.WriteRecords(s.ctx, s.paths.writing(tbl, &s.failed), s.schema, drain(st.ch), opts...)
 		for f, err := range files {
 			if f != nil {
 				// On an error f stays as written, listed for removal
@@ -301,6 +302,10 @@ func (s *stager) finish() ([]iceberg.DataFile, error) {
 		s.cancel(nil)
 		if s.err == nil {
 			s.err = s.checkRows()
+		}
+		if cause := s.failed.first(); cause != nil && (errors.Is(s.err, icetable.ErrWriterClosed) || errors.Is(s.err, ErrIncompleteWrite)) {
+			// iceberg-go lost the cause (see ioFailure).
+			s.err = fmt.Errorf("%w: %w", ErrIncompleteWrite, cause)
 		}
 	}
 	return s.files, s.err
