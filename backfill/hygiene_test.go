@@ -177,7 +177,7 @@ func (g *gateLock) Lock(ctx context.Context, _ icetable.Identifier) (func(), err
 }
 
 // TestHygieneTakesTheCommitLock: a run's maintenance commits (here the
-// metadata pruning properties, set before the first replacement) take the
+// metadata pruning properties, set after the first replacement) take the
 // writer's commit lock as its replacements do, so that they wait their
 // turn instead of racing the writers that share the lock.
 func TestHygieneTakesTheCommitLock(t *testing.T) {
@@ -282,4 +282,29 @@ func (c *refusals) CommitTable(ctx context.Context, ident icetable.Identifier, r
 		c.refused.Add(1)
 	}
 	return md, loc, err
+}
+
+// TestHygieneOnlyWhenSomethingLands: a run whose keys all turn out
+// unchanged (here RedoAll over a table that holds their rows) makes no
+// commit at all: not even the metadata pruning properties are set.
+func TestHygieneOnlyWhenSomethingLands(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, w, ks := setup(t)
+	_, err := backfill.Run(ctx, w, ks[:3], orders, backfill.WithHygiene(backfill.Hygiene{}))
+	require.NoError(t, err)
+	before := catalogtest.Snapshots(t, cat, ident)
+	rep, err := backfill.Run(ctx, w, ks[:3], orders, backfill.WithResume(backfill.RedoAll))
+	require.NoError(t, err)
+	require.Equal(t, 3, rep.Unchanged)
+	tbl, err := cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	require.Empty(t, tbl.Properties()[icetable.MetadataDeleteAfterCommitEnabledKey], "a run where nothing landed sets no property")
+	require.Equal(t, before, catalogtest.Snapshots(t, cat, ident))
+
+	rep, err = backfill.Run(ctx, w, ks[:4], orders, backfill.WithResume(backfill.RedoAll))
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Written)
+	tbl, err = cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	require.Equal(t, "true", tbl.Properties()[icetable.MetadataDeleteAfterCommitEnabledKey], "set once a key landed")
 }

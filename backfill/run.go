@@ -73,8 +73,8 @@ type Report struct {
 // skipped, as read from the snapshot summaries, not from a local file.
 //
 // Run performs the metadata hygiene of [WithHygiene] (default
-// [DefaultHygiene]): it sets the metadata pruning properties before the
-// first commit, expires snapshots during the run when asked
+// [DefaultHygiene]): it sets the metadata pruning properties right after
+// its first commit (a run where nothing lands changes no property), expires snapshots during the run when asked
 // (Hygiene.KeepSnapshots) and after a run without failures. When ctx is
 // cancelled, Run returns its cause once the groups in flight have stopped;
 // every key committed so far stays committed, and the next run skips it.
@@ -109,15 +109,13 @@ func Run(ctx context.Context, w *table.Writer, keys []partition.Key, job Job, op
 		return r.rep, fmt.Errorf("backfill: %w", err)
 	}
 	todo := r.skipDone(ctx, onBranch, cfg.order.apply(keys))
-	if len(todo) > 0 { // a run with nothing to do writes no metadata
-		if err := cfg.hygiene.setProperties(ctx, w); err != nil {
-			return r.rep, fmt.Errorf("backfill: set metadata properties: %w", err)
-		}
-	}
 	if err := r.runAll(ctx, todo); err != nil {
 		return r.rep, err
 	}
 	hctx := context.WithoutCancel(ctx)
+	if r.propsErr != nil {
+		return r.rep, fmt.Errorf("backfill: set metadata properties: %w", r.propsErr)
+	}
 	if r.expireErr != nil {
 		return r.rep, fmt.Errorf("backfill: expire snapshots during the run: %w", r.expireErr)
 	}
@@ -156,6 +154,10 @@ type runner struct {
 	// last expiry's error (nil once one succeeds), returned by Run.
 	expiring  sync.Mutex
 	expireErr error
+	// props sets the metadata pruning properties once, after the first
+	// commit; propsErr is its error, returned by Run.
+	props    sync.Once
+	propsErr error
 }
 
 // skipDone drops the keys whose latest write was made by this code version
@@ -274,6 +276,7 @@ func (r *runner) runGroup(ctx context.Context, group []partition.Key) *Failure {
 	}
 	r.mu.Unlock()
 	if err == nil && !res.Unchanged {
+		r.props.Do(func() { r.propsErr = r.cfg.hygiene.setProperties(context.WithoutCancel(ctx), r.w) })
 		r.keepSnapshots(ctx)
 	}
 	return f
