@@ -39,6 +39,18 @@ type concat struct {
 	matcher *partition.Matcher // of the current job's key
 }
 
+// JobError is the failure of the rows of one key's job in a group of
+// several keys (WithKeysPerSnapshot): Key names the job whose reader
+// failed or gave a row outside Key. The reader stopped at the batch that
+// failed, so a caller can name the row's place in its input.
+type JobError struct {
+	Key partition.Key
+	Err error
+}
+
+func (e *JobError) Error() string { return fmt.Sprintf("backfill: job %s: %v", e.Key, e.Err) }
+func (e *JobError) Unwrap() error { return e.Err }
+
 // open calls the first job, so that Schema is known.
 func (c *concat) open() error {
 	if err := c.advance(); err != nil {
@@ -113,14 +125,14 @@ func (c *concat) Next() bool {
 	for c.err == nil {
 		if c.cur.Next() {
 			if err := c.check(c.cur.RecordBatch()); err != nil {
-				c.err = fmt.Errorf("backfill: job %s: %w", c.keys[c.next-1], err)
+				c.err = &JobError{Key: c.keys[c.next-1], Err: err}
 				return false
 			}
 			c.rows += c.cur.RecordBatch().NumRows()
 			return true
 		}
 		if err := c.cur.Err(); err != nil {
-			c.err = fmt.Errorf("backfill: job %s: %w", c.keys[c.next-1], err)
+			c.err = &JobError{Key: c.keys[c.next-1], Err: err}
 			return false
 		}
 		if c.next == len(c.keys) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -110,10 +111,18 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 		rep.Total, rep.Written, rep.Unchanged, rep.Skipped, len(rep.Failed), rep.Rows, rep.Commits, rep.Before, rep.After)
 	reportProperties(e.out, before, after)
 	shard.report(e.out, rep)
-	if len(rep.Failed) > 0 && len(rep.Failed[0].Keys) == 1 { // one key per snapshot: its reader read the failed batch
-		if r, ok := readers.Load(rep.Failed[0].Keys[0].String()); ok {
-			err = inInput(err, r.(*parquetfile.Reader))
-		}
+	// The reader of the key whose rows failed stopped at the failed batch:
+	// the key of a one-key group, or the job a group's check names.
+	var failed string
+	var je *backfill.JobError
+	switch {
+	case errors.As(err, &je):
+		failed = je.Key.String()
+	case len(rep.Failed) > 0 && len(rep.Failed[0].Keys) == 1:
+		failed = rep.Failed[0].Keys[0].String()
+	}
+	if r, ok := readers.Load(failed); ok && failed != "" {
+		err = inInput(err, r.(*parquetfile.Reader))
 	}
 	return err
 }

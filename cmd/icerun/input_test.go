@@ -126,6 +126,16 @@ func TestRowOutsideNamesFileAndRow(t *testing.T) {
 	code, _, errs := icerun("backfill", "db.fact_orders", "-warehouse", wh, "-dir", filepath.Join(in, "byday"), "-from", "event_date=2026-07-14", "-to", "event_date=2026-07-14")
 	require.Equal(t, exitData, code, errs)
 	require.Contains(t, errs, "row 9001 of "+filepath.Join(dayDir, "b.parquet"))
+	// and with several keys per snapshot, where the group's check of each
+	// job finds it (the day before holds good rows).
+	prevDir := filepath.Join(in, "byday", "event_date=2026-07-13")
+	require.NoError(t, os.MkdirAll(prevDir, 0o755))
+	prev := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(day.AddDate(0, 0, -1), 50))
+	writeBatches(t, filepath.Join(prevDir, "a.parquet"), prev)
+	prev.Release()
+	code, _, errs = icerun("backfill", "db.fact_orders", "-warehouse", wh, "-dir", filepath.Join(in, "byday"), "-from", "event_date=2026-07-13", "-to", "event_date=2026-07-14", "-keys-per-snapshot", "2")
+	require.Equal(t, exitData, code, errs)
+	require.Contains(t, errs, "row 9001 of "+filepath.Join(dayDir, "b.parquet"))
 }
 
 // A Hive folder names a table column the files lack (DuckDB's
