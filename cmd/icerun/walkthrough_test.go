@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,9 +17,23 @@ import (
 	"github.com/icerun/icerun/examples/orderdata"
 )
 
-// walkthrough returns the command lines of docs/cli.md's walkthrough: the
-// sh block after the <!-- walkthrough --> marker.
-func walkthrough(t *testing.T) []string {
+// readmeWalkthrough returns the lines of the README's command-line
+// walkthrough: the sh block of its "The command line" section.
+func readmeWalkthrough(t *testing.T) []string {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(raw), "\n## The command line\n")
+	require.True(t, ok, "README has a command-line section")
+	_, block, ok := strings.Cut(after, "```sh\n")
+	require.True(t, ok, "a sh block in the command-line section")
+	block, _, ok = strings.Cut(block, "\n```")
+	require.True(t, ok)
+	return strings.Split(strings.TrimSpace(block), "\n")
+}
+
+// docsWalkthrough returns the command lines of docs/cli.md's walkthrough:
+// the sh block after the <!-- walkthrough --> marker.
+func docsWalkthrough(t *testing.T) []string {
 	raw, err := os.ReadFile(cliDoc)
 	require.NoError(t, err)
 	_, after, ok := strings.Cut(string(raw), "<!-- walkthrough -->\n```sh\n")
@@ -26,6 +41,35 @@ func walkthrough(t *testing.T) []string {
 	block, _, ok := strings.Cut(after, "```")
 	require.True(t, ok)
 	return strings.Split(strings.TrimSpace(block), "\n")
+}
+
+// duckDBLine is the README's DuckDB line: duckdb DB -c "SQL".
+var duckDBLine = regexp.MustCompile(`^duckdb \S+ -c "([^"]+)"$`)
+
+// duckDBEvents runs sql (the README's COPY of a table named events) in
+// DuckDB with $ICERUN_DUCKDB_PYTHON, in dir, on an events table holding
+// days of orders (1000 rows a day, event_ts a TIMESTAMPTZ, event_date a
+// DATE). It returns the rows per day.
+func duckDBEvents(t *testing.T, py, dir, sql string, days ...time.Time) int {
+	const perDay = 1000
+	var all []orderdata.Order
+	for _, d := range days {
+		all = append(all, orderdata.Day(d, perDay)...)
+	}
+	rec := orderdata.Batch(orderdata.ArrowSchema(), all)
+	writeRecord(t, filepath.Join(dir, "source", "events.parquet"), rec)
+	rec.Release()
+	script := `import duckdb, sys
+con = duckdb.connect()
+con.execute("SET TimeZone = 'UTC'")
+con.execute("CREATE TABLE events AS FROM read_parquet('source/events.parquet')")
+con.execute(sys.argv[1])
+`
+	run := exec.Command(py, "-c", script, sql)
+	run.Dir = dir
+	out, err := run.CombinedOutput()
+	require.NoError(t, err, "DuckDB: %s\n%s", sql, out)
+	return perDay
 }
 
 // duckDBDays writes what DuckDB's COPY ... (FORMAT PARQUET, PARTITION_BY
@@ -96,10 +140,13 @@ func walkTargets(t *testing.T) []walkTarget {
 	}})
 }
 
-// The walkthrough of docs/cli.md, line by line, through the built binary
-// and a shell (the globs are the shell's), on the embedded catalog and,
-// where scripts/integration started them, on PostgreSQL + S3 and on the
-// REST catalog.
+// The README's walkthrough (docs/cli.md explains the same lines), line by
+// line through a shell (the globs are the shell's) and the built binary,
+// on the embedded catalog and, where scripts/integration started them, on
+// PostgreSQL + S3 and on the REST catalog. Its input is what the README's
+// DuckDB line writes, run in DuckDB when $ICERUN_DUCKDB_PYTHON names a
+// Python with duckdb (scripts/engines; CI sets it), else files written in
+// the layout DuckDB writes.
 func TestWalkthrough(t *testing.T) {
 	for _, target := range walkTargets(t) {
 		t.Run(target.name, func(t *testing.T) { walk(t, target) })
@@ -109,9 +156,9 @@ func TestWalkthrough(t *testing.T) {
 func walk(t *testing.T, target walkTarget) {
 	dir := t.TempDir()
 	first := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
-	perDay := duckDBDays(t, filepath.Join(dir, "events"), first, first.AddDate(0, 0, 1), first.AddDate(0, 0, 2))
-	bin := filepath.Dir(binary(t))
-	env := append([]string{"HOME=" + dir, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, target.env...)
+	days := []time.Time{first, first.AddDate(0, 0, 1), first.AddDate(0, 0, 2)}
+	bin := binary(t)
+	env := append([]string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}, target.env...)
 	shell := func(line string) (string, error) {
 		sh := exec.Command("bash", "-c", line)
 		sh.Dir = dir
@@ -120,11 +167,19 @@ func walk(t *testing.T, target walkTarget) {
 		return string(out), err
 	}
 	if target.env != nil { // a shared catalog: the table of an earlier run goes first
-		_, _ = shell("icerun drop shop.events -purge")
-		t.Cleanup(func() { _, _ = shell("icerun drop shop.events -purge") })
+		_, _ = shell(bin + " drop shop.events -purge")
+		t.Cleanup(func() { _, _ = shell(bin + " drop shop.events -purge") })
 	}
-	lines := walkthrough(t)
-	want := [][]string{ // what each line prints (stdout and stderr)
+	lines := readmeWalkthrough(t)
+	var icerunLines []string
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "./icerun "); ok {
+			icerunLines = append(icerunLines, "icerun "+rest)
+		}
+	}
+	require.Equal(t, icerunLines, docsWalkthrough(t), "docs/cli.md explains the README's walkthrough: the same icerun lines")
+
+	want := [][]string{ // what each icerun line prints (stdout and stderr)
 		{"created shop.events", "event_date: optional date", "event_ts_day"},
 		{"event_date=2026-07-01: read as event_ts_day=2026-07-01", "filled event_date from the Hive folders", "+1000 rows in"},
 		{"reading " + filepath.Join("events", "event_date=VALUE"), "3 keys: ", "0 failed"},
@@ -133,8 +188,21 @@ func walk(t *testing.T, target walkTarget) {
 		{"snapshot", "unversioned"},
 		{"partition spec", "3000 records"},
 	}
-	require.Len(t, lines, len(want), "a check for every line of the walkthrough")
-	for i, line := range lines {
+	require.Len(t, icerunLines, len(want), "a check for every icerun line of the walkthrough")
+	require.True(t, duckDBLine.MatchString(lines[0]), "the walkthrough starts with DuckDB's COPY: %s", lines[0])
+	require.Equal(t, "go build -o icerun ./cmd/icerun", lines[1], "then builds icerun")
+
+	perDay := 0
+	if py := os.Getenv("ICERUN_DUCKDB_PYTHON"); py != "" {
+		perDay = duckDBEvents(t, py, dir, duckDBLine.FindStringSubmatch(lines[0])[1], days...)
+	} else {
+		if os.Getenv("ICERUN_WALKTHROUGH_TARGETS") != "" {
+			t.Fatal("ICERUN_WALKTHROUGH_TARGETS is set but ICERUN_DUCKDB_PYTHON is not (eval \"$(scripts/engines)\"): the walkthrough's input must be DuckDB's")
+		}
+		perDay = duckDBDays(t, filepath.Join(dir, "events"), days...)
+	}
+	require.NoError(t, os.Symlink(bin, filepath.Join(dir, "icerun")), "what the build line makes")
+	for i, line := range lines[2:] {
 		out, err := shell(line)
 		require.NoError(t, err, "%s\n%s", line, out)
 		for _, w := range want[i] {
@@ -145,6 +213,6 @@ func walk(t *testing.T, target walkTarget) {
 		return // the describe line checked the record count
 	}
 	rows := tableRows(t, filepath.Join(dir, "warehouse"), icetable.Identifier{"shop", "events"})
-	require.EqualValues(t, 3*perDay, rows.NumRows())
+	require.EqualValues(t, len(days)*perDay, rows.NumRows())
 	require.Zero(t, rows.Column(rows.Schema().FieldIndices("event_date")[0]).NullN(), "event_date filled from the folders")
 }
