@@ -66,6 +66,15 @@ func TestMergeOnReadSkipsFilesOutsideTheKeys(t *testing.T) {
 			for _, o := range orderdata.Day(day0, 160)[130:135] {
 				assert.NotContains(t, ids, strconv.FormatInt(o.ID, 10), "deleted order")
 			}
+
+			// A key of two columns prunes by the first one's bounds.
+			in = faults.New(faults.Fail, 0)
+			dw = open(t, faults.WrapCatalog(cat, in), ident)
+			res, err = dw.Delete(ctx, dayKey(t, dw, day0), reader(orderdata.Day(day0, 160)[140:143]), "order_id", "customer_id")
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), res.DeletedRows, "Delete(3 keys of two columns).DeletedRows")
+			assert.Empty(t, opened(in, old), "files opened by a delete of two-column keys outside their bounds")
+			assert.Len(t, orderIDs(t, cat, ident), 152, "rows after the second delete")
 		})
 	}
 }
