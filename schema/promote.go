@@ -20,7 +20,8 @@ var errNotPromotable = errors.New("not a lossless promotion")
 // into int, uint32 into long, uint64 into decimal(20+, 0)),
 // the Arrow encodings iceberg-go writes for the same Iceberg type (small
 // integers, large strings and binaries, fixed[16] for uuid) and the timestamp
-// units iceberg-go's WriteRecords accepts (s, ms and us; ns floored to us).
+// units iceberg-go's WriteRecords accepts (s, ms and us; ns of whole
+// microseconds, see nanosToMicros).
 // Anything else, narrowing included, is an error.
 func leaf(in arrow.DataType, t iceberg.Type, out arrow.DataType) (op, error) {
 	if arrow.TypeEqual(in, out) {
@@ -87,7 +88,8 @@ func widerDecimal(in arrow.DataType, t iceberg.DecimalType) (op, error) {
 
 // timestamp accepts input timestamps of the table's zone class (UTC-adjusted
 // or local) in a unit no finer than the table's, and nanoseconds for a
-// microsecond table, floored as iceberg-go's write path does.
+// microsecond table when their values are whole microseconds (Apply
+// checks each).
 func timestamp(in arrow.DataType, utc bool, unit arrow.TimeUnit) (op, error) {
 	ts, ok := in.(*arrow.TimestampType)
 	if !ok {
@@ -102,7 +104,7 @@ func timestamp(in arrow.DataType, utc bool, unit arrow.TimeUnit) (op, error) {
 	case ts.Unit < unit && unit == arrow.Microsecond:
 		return opCast, nil
 	case ts.Unit == arrow.Nanosecond && unit == arrow.Microsecond:
-		return opFloorMicros, nil
+		return opNanosToMicros, nil
 	}
 	return 0, errNotPromotable
 }

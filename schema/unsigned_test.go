@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -61,5 +62,39 @@ func TestApplyUnsigned(t *testing.T) {
 		if _, err := Resolve(arrow.NewSchema([]arrow.Field{fld("u64", arrow.PrimitiveTypes.Uint64, 2)}, nil), tbl, nil, IgnoreUnknown); !errors.Is(err, ErrIncompatibleType) {
 			t.Errorf("Resolve(uint64 into %s) = %v, want ErrIncompatibleType", narrow, err)
 		}
+	}
+}
+
+// Nanosecond input into a microsecond column: whole microseconds convert
+// exactly (negative ones too); a value with nanoseconds below the
+// microsecond is refused, naming the column and row, rather than stored
+// as another instant. A slice's rows are counted from the slice.
+func TestApplyNanosecondsRefused(t *testing.T) {
+	ctx := checked(t)
+	tbl := iceberg.NewSchema(0, opt(1, "ts", iceberg.PrimitiveTypes.TimestampTz))
+	in := arrow.NewSchema([]arrow.Field{fld("ts", &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}, 1)}, nil)
+	r, err := Resolve(in, tbl, nil, IgnoreUnknown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := batch(t, ctx, in, `[{"ts": -2000}, {"ts": null}, {"ts": 1000}, {"ts": 1500}]`)
+	defer whole.Release()
+	head := whole.NewSlice(0, 3)
+	defer head.Release()
+	out, err := r.Apply(ctx, head)
+	if err != nil {
+		t.Fatalf("Apply(whole microseconds) = %v", err)
+	}
+	defer out.Release()
+	if got, want := rows(t, out), `{"ts":"1969-12-31T23:59:59.999998Z"}`+"\n"+`{"ts":null}`+"\n"+`{"ts":"1970-01-01T00:00:00.000001Z"}`; got != want {
+		t.Errorf("Apply = %s, want %s", got, want)
+	}
+	tail := whole.NewSlice(1, 4)
+	defer tail.Release()
+	if out, err := r.Apply(ctx, tail); !errors.Is(err, ErrIncompatibleType) || !strings.Contains(err.Error(), `column "ts": row 2 holds 1500 ns`) {
+		if err == nil {
+			out.Release()
+		}
+		t.Errorf("Apply(1500 ns) = %v, want ErrIncompatibleType at row 2", err)
 	}
 }
