@@ -245,8 +245,8 @@ func (b builder) nanosToMicros(nd *node, in *array.Timestamp) (arrow.Array, erro
 	out := arrow.TimestampTraits.CastFromBytes(buf.Bytes())
 	for i, v := range in.TimestampValues() {
 		if v%1000 != 0 && in.IsValid(i) {
-			return nil, fmt.Errorf("%w: column %q: row %d holds %d ns since the epoch, which has nanoseconds the column's type %s cannot hold (a format v3 table's timestamp_ns can; or truncate the input to microseconds)",
-				ErrIncompatibleType, nd.path, i, int64(v), nd.out)
+			return nil, fmt.Errorf("%w: column %q: row %d holds %d ns since the epoch, which has nanoseconds a microsecond timestamp column cannot hold (a format v3 table's timestamp_ns column can; or truncate the input to microseconds)",
+				ErrIncompatibleType, nd.path, i, int64(v))
 		}
 		out[i] = v / 1000
 	}
