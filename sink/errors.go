@@ -11,6 +11,9 @@ var (
 	// that do not match the rows, a missing or badly typed event time or
 	// key column.
 	ErrBadInput = errors.New("sink: bad input")
+	// ErrBadMessage is matched by a [BadMessageError]: a message the
+	// caller rejected ([Sink.Reject]) with no dead-letter table to take it.
+	ErrBadMessage = errors.New("sink: bad message")
 	// ErrBadOption is returned by [Open] for an invalid option.
 	ErrBadOption = errors.New("sink: bad option")
 	// ErrClosed is returned by calls on a closed sink.
