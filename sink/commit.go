@@ -68,6 +68,11 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 			if err != nil {
 				return nil, err
 			}
+			if s.keys != nil {
+				if err := s.keys.checkCommitted(ctx, s, tbl); err != nil {
+					return nil, err
+				}
+			}
 			merged = m
 			return s.summaryProps(m)
 		},
@@ -82,7 +87,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		if !errors.As(err, &unknown) {
 			err = errors.Join(err, removeFiles(context.WithoutCancel(ctx), s.tbl, files))
 		}
-		if errors.Is(err, ErrFenced) {
+		if errors.Is(err, ErrFenced) || errors.Is(err, ErrKeyCommitted) {
 			s.stats.Fenced++
 		}
 		s.cfg.log.Warn("sink commit failed", slog.String("table", s.name), slog.Int64("rows", s.rows), slog.Any("error", err))
@@ -97,6 +102,9 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 			return res, err
 		}
 		merged = s.committed
+		if s.keys != nil {
+			s.keys.forget()
+		}
 	}
 	s.committed = merged
 	s.stats.Appended += s.rows
@@ -105,7 +113,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		slog.Int64("rows", s.rows), slog.Int("files", len(files)), slog.Int("attempts", res.Attempts),
 		slog.Int("source_partitions", len(s.pending)), slog.Int64("dead_letters_total", s.stats.DeadLetters))
 	if s.keys != nil {
-		s.keys.commitPending()
+		s.keys.commitPending(s, files, res.SnapshotID)
 	}
 	s.reset()
 	if err := s.expire(ctx); err != nil {

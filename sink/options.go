@@ -140,10 +140,12 @@ func WithLateRows(p LatePolicy) Option {
 // Cost: until merge-on-read deletes are available, the check against the
 // table reads the key column of every table partition the sink appends to,
 // once per partition and sink lifetime, and keeps its keys in memory (about
-// 60 bytes a key) until [Sink.Compact] closes the partition. Keys committed
-// to the same partition by another sink after it was read are not seen:
-// route a producer's duplicates to one source partition (Kafka does, by
-// message key).
+// 60 bytes a key) until [Sink.Compact] closes the partition. Keys other
+// sinks commit to the partition later are read at the sink's next commit,
+// from the data files they added only; a pending key among them fails the
+// commit with [ErrKeyCommitted], and the replay from [Sink.Start] drops
+// the duplicate. So a producer's duplicate sent to another source
+// partition, owned by another sink, still ends as one row.
 func WithKey(column string) Option {
 	return func(c *config) error {
 		if column == "" {

@@ -66,9 +66,12 @@ var ErrConfig = errors.New("kafka: bad config")
 // Run consumes cfg.Topic into s until ctx ends, then commits what is
 // pending (a graceful stop: SIGTERM cancels ctx) and leaves the group. It
 // returns nil after a graceful stop, or the first error the sink cannot
-// recover from (a conflict or a fenced commit is recovered: the sink
-// starts again from the table's positions and the source is sought
-// there).
+// recover from (a conflict, a fenced commit or a key another sink
+// committed is recovered: the sink starts again from the table's
+// positions and the source is sought there). A record the decoder rejects
+// goes to [sink.Sink.Reject]: to the sink's dead-letter table, or, without
+// one, it stops Run with a *sink.BadMessageError after committing the
+// rows before it.
 func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if len(cfg.Brokers) == 0 || cfg.Topic == "" || cfg.Group == "" || cfg.Decode == nil || s == nil {
 		return fmt.Errorf("%w: brokers, topic, group, decoder and sink are required", ErrConfig)
@@ -209,7 +212,7 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 	if werr == nil {
 		return nil
 	}
-	if errors.Is(werr, sink.ErrFenced) || errors.Is(werr, commit.ErrConflict) {
+	if errors.Is(werr, sink.ErrFenced) || errors.Is(werr, sink.ErrKeyCommitted) || errors.Is(werr, commit.ErrConflict) {
 		c.log.Warn("kafka sink: commit lost; resuming from the table", slog.Any("error", werr))
 		return c.reseek(ctx)
 	}
