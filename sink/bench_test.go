@@ -2,6 +2,7 @@ package sink_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // reports the time of a commit among the last 100 against the first 100
 // (last100/first100: 1.0 is flat; the target is at most 1.2) and against
 // the second 100 (last100/second100: once the retained snapshots are
-// there), the snapshots and manifests of the table at the end. Ratios within one run
+// there), the ratio of the medians (less sensitive to the other work
+// of a shared machine), the snapshots and manifests of the table at the end. Ratios within one run
 // only: the machine is shared.
 func BenchmarkCommitCostOverRun(b *testing.B) {
 	for _, bc := range []struct {
@@ -44,6 +46,7 @@ func commitCostOverRun(b *testing.B, opts ...sink.Option) {
 		}
 		b.StartTimer()
 		var first, second, last time.Duration
+		var firstAll, lastAll []time.Duration
 		for c := range commits {
 			ms, offs := messages(0, int64(c*rows), int64((c+1)*rows))
 			rec := batch(ms)
@@ -59,14 +62,17 @@ func commitCostOverRun(b *testing.B, opts ...sink.Option) {
 			switch {
 			case c < window:
 				first += d
+				firstAll = append(firstAll, d)
 			case c < 2*window:
 				second += d
 			case c >= commits-window:
 				last += d
+				lastAll = append(lastAll, d)
 			}
 		}
 		b.ReportMetric(float64(last)/float64(first), "last100/first100")
 		b.ReportMetric(float64(last)/float64(second), "last100/second100")
+		b.ReportMetric(float64(median(lastAll))/float64(median(firstAll)), "median-last100/first100")
 		b.ReportMetric(float64(first)/window/1e6, "ms/commit-first100")
 		b.ReportMetric(float64(last)/window/1e6, "ms/commit-last100")
 		b.ReportMetric(float64(len(s.Table().Metadata().Snapshots())), "snapshots")
@@ -74,4 +80,10 @@ func commitCostOverRun(b *testing.B, opts ...sink.Option) {
 		mfs, _ := s.Table().CurrentSnapshot().Manifests(fsys)
 		b.ReportMetric(float64(len(mfs)), "manifests")
 	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
