@@ -67,7 +67,7 @@ type Stats struct {
 	LateDropped int64 // late rows dropped by LateDrop
 	DeadLetters int64 // messages rejected to the dead-letter table
 	Commits     int64 // snapshots committed
-	Fenced      int64 // commits refused with ErrFenced
+	Fenced      int64 // commits refused with ErrFenced or ErrKeyCommitted
 	Compactions int64 // partitions compacted
 }
 
