@@ -136,6 +136,19 @@ func runMergeOnRead(t *testing.T, e *Engines, c *Catalog, v int) {
 	delete(m, 11)
 	check("icerun after spark's rewrite")
 
+	// Spark's appends add a manifest each; icerun folds them with the
+	// others (Spark's rewrite_manifests) and Spark reads the same rows.
+	for _, id := range []int64{900, 901} {
+		e.SparkSQL(t, fmt.Sprintf("INSERT INTO %s VALUES (%d, 'us', 's%d')", c.Spark(name), id, id))
+		m[id] = morRow{"us", fmt.Sprintf("s%d", id)}
+	}
+	rm, err := w.RewriteManifests(ctx)
+	must("rewrite manifests", err)
+	if rm.Unchanged {
+		t.Errorf("RewriteManifests after Spark's appends: Unchanged")
+	}
+	check("rewrite manifests")
+
 	res, err := w.Compact(ctx, key("region=eu"))
 	must("compact", err)
 	if res.Unchanged {

@@ -45,5 +45,24 @@ func TestCompactCommand(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "compacted 0 partitions")
 	code, _, _ = icerun(append([]string{"compact"}, common...)...)
-	require.NotEqual(t, 0, code, "compact without -key or -all")
+	require.NotEqual(t, 0, code, "compact without -key, -all or -manifests")
+
+	// Small commits of iceberg-go's own Append leave a manifest each;
+	// -manifests folds them into one, and finds nothing to do next time.
+	for i := range 9 {
+		tbl, err := cat.LoadTable(ctx, ident)
+		require.NoError(t, err)
+		rdr := orderdata.Reader(orderdata.Day(day.AddDate(0, 0, 1+i), 3), 8)
+		txn := tbl.NewTransaction()
+		require.NoError(t, txn.Append(ctx, rdr, nil))
+		rdr.Release()
+		_, err = txn.Commit(ctx)
+		require.NoError(t, err)
+	}
+	code, out, errs = icerun(append([]string{"compact"}, append(common, "-manifests")...)...)
+	require.Equal(t, 0, code, errs)
+	require.Regexp(t, `manifests: 1\d rewritten into 1 \(snapshot \d+\)`, out)
+	code, out, errs = icerun(append([]string{"compact"}, append(common, "-manifests")...)...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "manifests: nothing to rewrite")
 }

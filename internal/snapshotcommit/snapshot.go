@@ -148,6 +148,13 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return p.staged(snap, ref, setProps), nil
+}
+
+// staged is snap, written by p, with the catalog updates and
+// requirements that commit it onto ref (setProps set in the same
+// commit): ref, the schema and the spec must not have moved.
+func (p *producer) staged(snap *icetable.Snapshot, ref string, setProps iceberg.Properties) *staged {
 	var base *int64 // ref's snapshot; nil when ref does not exist yet
 	switch r, ok := Ref(p.md, ref); {
 	case ref == icetable.MainBranch:
@@ -178,7 +185,7 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 		st.updates = append(st.updates, icetable.NewSetPropertiesUpdate(setProps))
 	}
 
-	return st, nil
+	return st
 }
 
 func newProducer(ctx context.Context, tbl *icetable.Table) (*producer, error) {
