@@ -32,54 +32,89 @@ import (
 // null, is not a row: it is returned in [Decoded.Bad] with the reason.
 func JSON(sc *arrow.Schema) Decoder {
 	d := &jsonDecoder{sc: sc, times: map[string]*arrow.TimestampType{}}
-	for _, f := range sc.Fields() {
+	for i, f := range sc.Fields() {
 		if !f.Nullable {
-			d.required = append(d.required, f.Name)
+			d.required = append(d.required, i)
 		}
 		if t, ok := f.Type.(*arrow.TimestampType); ok {
 			d.times[f.Name] = t
+			d.timeKeys = append(d.timeKeys, []byte(strconv.Quote(f.Name)))
+			d.timeUnits = append(d.timeUnits, t.Unit)
 		}
 	}
 	return d.decode
 }
 
 type jsonDecoder struct {
-	sc       *arrow.Schema
-	required []string
-	times    map[string]*arrow.TimestampType
+	sc        *arrow.Schema
+	required  []int // columns
+	times     map[string]*arrow.TimestampType
+	timeKeys  [][]byte         // the timestamp columns' names, quoted
+	timeUnits []arrow.TimeUnit // their units
 }
 
+// decode builds the batch in one pass when every record decodes (the
+// usual case); otherwise it finds the records Arrow's reader refuses one
+// at a time, and builds the batch again without them. Records with a null
+// in a required column are found in the batch built.
 func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 	values := make([][]byte, len(recs))
 	var bad []Rejected
 	keep := make([]int, 0, len(recs))
 	for i, r := range recs {
-		v, err := d.normalize(r.Value)
-		if err != nil {
-			bad = append(bad, Rejected{Index: i, Reason: err.Error()})
+		v := bytes.TrimSpace(r.Value)
+		if len(v) == 0 || v[0] != '{' {
+			bad = append(bad, Rejected{Index: i, Reason: errNotObject.Error()})
 			continue
+		}
+		if spliced, ok := d.spliceTimes(v); ok {
+			v = spliced
+		} else {
+			var err error
+			if v, err = d.rewriteTimes(v); err != nil {
+				bad = append(bad, Rejected{Index: i, Reason: err.Error()})
+				continue
+			}
 		}
 		values[i] = v
 		keep = append(keep, i)
 	}
 	rows, err := d.build(values, keep)
-	if err == nil {
-		return Decoded{Rows: rows, Bad: bad}, nil
-	}
-	// A value Arrow's reader refused: find which, one record at a time.
-	var kept []int
-	for _, i := range keep {
-		one, err := d.build(values, []int{i})
-		if err != nil {
-			bad = append(bad, Rejected{Index: i, Reason: err.Error()})
-			continue
-		}
-		one.Release()
-		kept = append(kept, i)
-	}
-	rows, err = d.build(values, kept)
 	if err != nil {
-		return Decoded{}, err
+		var kept []int
+		for _, i := range keep {
+			v, err := d.rewriteTimes(bytes.TrimSpace(recs[i].Value))
+			if err != nil {
+				bad = append(bad, Rejected{Index: i, Reason: err.Error()})
+				continue
+			}
+			values[i] = v
+			one, err := d.build(values, []int{i})
+			if err != nil {
+				bad = append(bad, Rejected{Index: i, Reason: d.reason(v, err)})
+				continue
+			}
+			one.Release()
+			kept = append(kept, i)
+		}
+		if rows, err = d.build(values, kept); err != nil {
+			return Decoded{}, err
+		}
+		keep = kept
+	}
+	if nulls := d.requiredNulls(rows); len(nulls) > 0 {
+		var kept []int
+		for row, i := range keep {
+			if reason, ok := nulls[row]; ok {
+				bad = append(bad, Rejected{Index: i, Reason: reason})
+				continue
+			}
+			kept = append(kept, i)
+		}
+		rows.Release()
+		if rows, err = d.build(values, kept); err != nil {
+			return Decoded{}, err
+		}
 	}
 	sortRejected(bad)
 	return Decoded{Rows: rows, Bad: bad}, nil
@@ -97,27 +132,113 @@ func (d *jsonDecoder) build(values [][]byte, idx []int) (arrow.RecordBatch, erro
 	return b.NewRecordBatch(), nil
 }
 
+// requiredNulls names, by row of rows, the first required column the row
+// has no value of (the field was missing or null).
+func (d *jsonDecoder) requiredNulls(rows arrow.RecordBatch) map[int]string {
+	var out map[int]string
+	for _, c := range d.required {
+		col := rows.Column(c)
+		if col.NullN() == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[int]string{}
+		}
+		for row := 0; row < col.Len(); row++ {
+			if _, seen := out[row]; !seen && col.IsNull(row) {
+				out[row] = fmt.Sprintf("required field %q is missing or null", d.sc.Field(c).Name)
+			}
+		}
+	}
+	return out
+}
+
+// reason names the field of value (a normalized object that Arrow's
+// reader refused with err) whose value the reader refuses alone.
+func (d *jsonDecoder) reason(value []byte, err error) string {
+	var obj map[string]json.RawMessage
+	if jerr := json.Unmarshal(value, &obj); jerr != nil {
+		return fmt.Sprintf("%s: %v", errNotObject, jerr)
+	}
+	for _, f := range d.sc.Fields() {
+		v, ok := obj[f.Name]
+		if !ok {
+			continue
+		}
+		b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{f}, nil))
+		one, _ := json.Marshal(map[string]json.RawMessage{f.Name: v})
+		ferr := b.UnmarshalJSON(one)
+		b.Release()
+		if ferr != nil {
+			return fmt.Sprintf("field %q: %v", f.Name, ferr)
+		}
+	}
+	return err.Error()
+}
+
 var errNotObject = errors.New("not a JSON object")
 
-// normalize checks that raw is an object holding every required field,
-// and rewrites RFC 3339 timestamps to integers in their column's unit.
-func (d *jsonDecoder) normalize(raw []byte) ([]byte, error) {
-	raw = bytes.TrimSpace(raw)
+// spliceTimes rewrites, in a copy of raw, the RFC 3339 text that follows
+// a timestamp column's quoted name and a colon to an integer in the
+// column's unit, without parsing the rest of the record. It reports false
+// when raw needs the full parse of rewriteTimes: text with escapes, or a
+// name seen twice. Text it does not take (zone-less, digits) is left to
+// Arrow's reader. A false hit (the name as a nested field's) can only make
+// Arrow's reader refuse the record, which then goes through rewriteTimes
+// from the record's own bytes.
+func (d *jsonDecoder) spliceTimes(raw []byte) ([]byte, bool) {
+	out := raw
+	for k, key := range d.timeKeys {
+		seen := false
+		for at := 0; ; {
+			i := bytes.Index(out[at:], key)
+			if i < 0 {
+				break
+			}
+			at += i + len(key)
+			j := at + len(out[at:]) - len(bytes.TrimLeft(out[at:], " \t\r\n"))
+			if j >= len(out) || out[j] != ':' {
+				continue
+			}
+			j++
+			j += len(out[j:]) - len(bytes.TrimLeft(out[j:], " \t\r\n"))
+			if j >= len(out) || out[j] != '"' {
+				continue
+			}
+			if seen {
+				return nil, false
+			}
+			seen = true
+			end := bytes.IndexByte(out[j+1:], '"')
+			if end < 0 {
+				return nil, false
+			}
+			text := out[j+1 : j+1+end]
+			if bytes.IndexByte(text, '\\') >= 0 {
+				return nil, false
+			}
+			t, ok := parseRFC3339(string(text))
+			if !ok {
+				continue
+			}
+			n := strconv.AppendInt(nil, inUnit(t, d.timeUnits[k]), 10)
+			spliced := make([]byte, 0, len(out))
+			spliced = append(append(append(spliced, out[:j]...), n...), out[j+2+end:]...)
+			out, at = spliced, j+len(n)
+		}
+	}
+	return out, true
+}
+
+// rewriteTimes rewrites the RFC 3339 text of raw's timestamp columns to
+// integers in their column's unit.
+func (d *jsonDecoder) rewriteTimes(raw []byte) ([]byte, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotObject, err)
 	}
 	if obj == nil {
 		return nil, errNotObject
-	}
-	for _, name := range d.required {
-		v, ok := obj[name]
-		if !ok {
-			return nil, fmt.Errorf("required field %q is missing", name)
-		}
-		if string(bytes.TrimSpace(v)) == "null" {
-			return nil, fmt.Errorf("required field %q is null", name)
-		}
 	}
 	changed := false
 	for name, typ := range d.times {

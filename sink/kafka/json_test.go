@@ -51,6 +51,7 @@ func TestJSONTimestamps(t *testing.T) {
 		{`"2026-07-14T14:30:45.123456+02:00"`, at},
 		{`"2026-07-14T07:30:45.123456-05:00"`, at},
 		{`"2026-07-14 12:30:45.123456Z"`, at},
+		{`"2026-07-14T12:30:45.123456\u005a"`, at}, // an escape: the full parse
 		{`"2026-07-14T12:30:45Z"`, at - 123456},
 		{`"2026-07-14T12:30:45.1Z"`, at - 23456},
 		{`"1969-12-31T23:59:59.9999999Z"`, -1},
@@ -59,7 +60,7 @@ func TestJSONTimestamps(t *testing.T) {
 	dec := JSON(ordersSchema(t))
 	var values []string
 	for _, c := range cases {
-		values = append(values, `{"id": "a", "ts": `+c.value+`, "tstz": `+c.value+`, "day": "2026-07-14"}`)
+		values = append(values, `{"id": "a", "ts"`+"\n :\t"+c.value+`, "tstz":`+c.value+`, "day": "2026-07-14"}`)
 	}
 	d, err := dec(records(values...))
 	if err != nil {
@@ -103,8 +104,9 @@ func TestJSONRejects(t *testing.T) {
 		``,
 		`{"id": "ok2", "extra": 1}`,
 	}
-	wantBad := map[int]string{1: "not a JSON object", 2: `required field "id" is missing`, 3: `required field "id" is null`,
-		4: "yesterday", 5: "2026-07-14T12:00:00", 6: "14/07/2026", 7: "", 8: "not a JSON object", 9: "not a JSON object", 10: "not a JSON object"}
+	wantBad := map[int]string{1: "not a JSON object", 2: `required field "id" is missing or null`, 3: `required field "id" is missing or null`,
+		4: `field "ts": json: cannot unmarshal yesterday`, 5: `field "tstz": json: cannot unmarshal 2026-07-14T12:00:00`,
+		6: `field "day": json: cannot unmarshal 14/07/2026`, 7: `field "id"`, 8: "not a JSON object", 9: "not a JSON object", 10: "not a JSON object"}
 	d, err := dec(records(values...))
 	if err != nil {
 		t.Fatal(err)
