@@ -18,7 +18,7 @@ import (
 // Columns of a dead-letter table (see [WithDeadLetter]), besides
 // [LateSource], [LateSourcePartition] and [LateOffset].
 const (
-	DeadLetterTable  = "_icerun_table"  // the table the message was for
+	DeadLetterTarget = "_icerun_table"  // the table the message was for
 	DeadLetterReason = "_icerun_reason" // why it is not a row
 	DeadLetterRaw    = "_icerun_raw"    // the message as received (null for none)
 )
@@ -105,7 +105,7 @@ func (s *Sink) deadLetterSource(from SourcePartition) SourcePartition {
 func (s *Sink) deadLetterBatch(from SourcePartition, offset int64, raw []byte, reason string) arrow.RecordBatch {
 	mem := memory.DefaultAllocator
 	sc := arrow.NewSchema([]arrow.Field{
-		{Name: DeadLetterTable, Type: arrow.BinaryTypes.String},
+		{Name: DeadLetterTarget, Type: arrow.BinaryTypes.String},
 		{Name: LateSource, Type: arrow.BinaryTypes.String},
 		{Name: LateSourcePartition, Type: arrow.PrimitiveTypes.Int32},
 		{Name: LateOffset, Type: arrow.PrimitiveTypes.Int64},
@@ -148,7 +148,7 @@ func (s *Sink) openDeadLetter(ctx context.Context) (*Sink, error) {
 
 func createDeadLetter(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier) error {
 	sch := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: DeadLetterTable, Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 1, Name: DeadLetterTarget, Type: iceberg.PrimitiveTypes.String, Required: true},
 		iceberg.NestedField{ID: 2, Name: LateSource, Type: iceberg.PrimitiveTypes.String, Required: true},
 		iceberg.NestedField{ID: 3, Name: LateSourcePartition, Type: iceberg.PrimitiveTypes.Int32, Required: true},
 		iceberg.NestedField{ID: 4, Name: LateOffset, Type: iceberg.PrimitiveTypes.Int64, Required: true},

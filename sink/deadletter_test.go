@@ -51,7 +51,7 @@ func deadLetters(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) [
 		col := func(name string) int { return r.Schema().FieldIndices(name)[0] }
 		for i := 0; i < int(r.NumRows()); i++ {
 			d := deadLetter{
-				table:     r.Column(col(sink.DeadLetterTable)).(*array.String).Value(i),
+				table:     r.Column(col(sink.DeadLetterTarget)).(*array.String).Value(i),
 				source:    r.Column(col(sink.LateSource)).(*array.String).Value(i),
 				partition: r.Column(col(sink.LateSourcePartition)).(*array.Int32).Value(i),
 				offset:    r.Column(col(sink.LateOffset)).(*array.Int64).Value(i),

@@ -233,7 +233,7 @@ func WithoutSnapshotExpiry() Option {
 
 // WithDeadLetter makes table the dead-letter table of the messages handed
 // to [Sink.Reject]: created when missing (unpartitioned, columns
-// [DeadLetterTable], [LateSource], [LateSourcePartition], [LateOffset],
+// [DeadLetterTarget], [LateSource], [LateSourcePartition], [LateOffset],
 // [DeadLetterReason], [DeadLetterRaw]), it records its own positions, so
 // that it takes every rejected message exactly once, and may be shared by
 // the sinks of several tables. Default: none; Reject fails with a
