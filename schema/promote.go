@@ -16,6 +16,8 @@ var errNotPromotable = errors.New("not a lossless promotion")
 // leaf returns how to build a primitive output array of type out, for table
 // type t, from an input array of type in. It allows the Iceberg promotions
 // (int to long, float to double, decimal precision up with the same scale),
+// unsigned integers into the Iceberg types that hold them (uint8 and uint16
+// into int, uint32 into long, uint64 into decimal(20+, 0)),
 // the Arrow encodings iceberg-go writes for the same Iceberg type (small
 // integers, large strings and binaries, fixed[16] for uuid) and the timestamp
 // units iceberg-go's WriteRecords accepts (s, ms and us; ns floored to us).
@@ -41,6 +43,9 @@ func leaf(in arrow.DataType, t iceberg.Type, out arrow.DataType) (op, error) {
 			return opCast, nil
 		}
 	case iceberg.DecimalType:
+		if in.ID() == arrow.UINT64 && t.Scale() == 0 && t.Precision() >= 20 {
+			return opCast, nil // every uint64 has at most 20 digits
+		}
 		return widerDecimal(in, t)
 	case iceberg.TimestampType:
 		return timestamp(in, false, arrow.Microsecond)
