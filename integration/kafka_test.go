@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -31,8 +32,13 @@ import (
 // `icerun sink` processes in one consumer group, SIGKILLs them at random
 // instants and restarts them while the producer sends more (every message
 // of a killed sink that was not committed is delivered again), and 1% of
-// the messages are produced twice with new offsets. The table must end
-// with exactly the unique messages, checked row by row.
+// the messages are produced twice with new offsets, the second time to
+// another partition (another sink's, often). Half the messages carry their
+// event time as RFC 3339 text, half as microseconds; 0.5% of the records
+// are not rows of the table (bad JSON, a wrong type, a required field
+// missing) and go to the dead-letter table. The table must end with
+// exactly the unique messages and the dead-letter table with every bad
+// record once, checked row by row.
 //
 // Scale: ICERUN_KAFKA_MESSAGES (default 20,000), ICERUN_KAFKA_KILLS
 // (default 4).
@@ -79,9 +85,9 @@ func kafkaChaos(t *testing.T, keyed bool) {
 		t.Fatal(err)
 	}
 	topic := fmt.Sprintf("events-%d", time.Now().UnixNano())
-	// The default partitioner hashes the record key: a producer's retry of
-	// a message goes to the same partition, as keyed mode requires.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic))
+	// Records name their partition: a producer's duplicate goes to the
+	// partition after its first copy's.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +101,8 @@ func kafkaChaos(t *testing.T, keyed bool) {
 	}
 	start := func(i int) *proc {
 		args := []string{"sink", "db.events", "-warehouse", wh, "-brokers", brokers, "-topic", topic,
-			"-group", "g-" + topic, "-commit-rows", "500", "-commit-interval", "300ms", "-session-timeout", "6s"}
+			"-group", "g-" + topic, "-commit-rows", "500", "-commit-interval", "300ms", "-session-timeout", "6s",
+			"-dead-letter", "db.events_dead"}
 		if keyed {
 			args = append(args, "-key", "id")
 		}
@@ -115,20 +122,32 @@ func kafkaChaos(t *testing.T, keyed bool) {
 		}
 	}()
 
-	// The producer: unique ids, 1% sent twice (a producer retry: new offset).
+	// The producer: unique ids, 1% sent twice (a producer retry: new
+	// offset, another partition), 0.5% bad records.
 	unique := map[string]int{} // id -> records produced
+	bad := map[string]bool{}   // bad record values
 	produced, records := 0, 0
 	produce := func(n int) {
 		var recs []*kgo.Record
 		for range n {
 			id := "m" + strconv.Itoa(produced)
-			at := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC).Add(time.Duration(produced) * time.Second)
+			part := int32(produced % 3)
+			at := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC).Add(time.Duration(produced)*time.Second + time.Duration(produced%1000)*time.Microsecond)
 			v := fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%d}`, id, produced, at.UnixMicro())
-			recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v)})
+			if produced%2 == 0 {
+				v = fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%q}`, id, produced, at.In(time.FixedZone("", 2*3600)).Format(time.RFC3339Nano))
+			}
+			recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: part})
 			unique[id] = 1
 			if rand.IntN(100) == 0 {
-				recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v)})
+				recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: (part + 1) % 3})
 				unique[id] = 2
+			}
+			if rand.IntN(200) == 0 {
+				b := []string{`{"id":"b%d"`, `{"id":"b%d","seq":"x","event_time":0}`, `{"seq":%d,"event_time":0}`}[len(bad)%3]
+				b = fmt.Sprintf(b, len(bad))
+				bad[b] = true
+				recs = append(recs, &kgo.Record{Value: []byte(b), Partition: part})
 			}
 			produced++
 		}
@@ -154,9 +173,12 @@ func kafkaChaos(t *testing.T, keyed bool) {
 	// sinks gracefully.
 	deadline := time.Now().Add(90 * time.Second)
 	var got []string
+	deadIdent := icetable.Identifier{"db", "events_dead"}
+	var dead []string
 	for time.Now().Before(deadline) {
 		got = tableIDs(t, ident, wh)
-		if len(got) >= len(unique) && (keyed || len(got) >= records) {
+		dead = columnOf(t, deadIdent, wh, "_icerun_raw")
+		if len(got) >= len(unique) && (keyed || len(got) >= records-len(bad)) && len(dead) >= len(bad) {
 			break
 		}
 		time.Sleep(time.Second)
@@ -175,6 +197,21 @@ func kafkaChaos(t *testing.T, keyed bool) {
 	for _, id := range got {
 		have[id]++
 	}
+	dead = columnOf(t, deadIdent, wh, "_icerun_raw")
+	deadCount := map[string]int{}
+	for _, v := range dead {
+		deadCount[v]++
+	}
+	for v := range bad {
+		if deadCount[v] != 1 {
+			t.Errorf("bad record %s is %d times in the dead-letter table, want once", v, deadCount[v])
+		}
+		delete(deadCount, v)
+	}
+	if len(deadCount) != 0 {
+		t.Errorf("dead-letter table holds unknown records: %v", deadCount)
+	}
+	t.Logf("%d bad records, %d dead letters", len(bad), len(dead))
 	missing, dup, want := 0, 0, 0
 	for id, n := range unique {
 		if keyed {
@@ -232,6 +269,13 @@ func createTopic(t *testing.T, cl *kgo.Client, topic string, partitions int32) {
 // catalog of its own (the sinks write through theirs).
 func tableIDs(t *testing.T, ident icetable.Identifier, wh string) []string {
 	t.Helper()
+	return columnOf(t, ident, wh, "id")
+}
+
+// columnOf reads a string or binary column of every row of the table (none
+// when it does not exist), sorted.
+func columnOf(t *testing.T, ident icetable.Identifier, wh, column string) []string {
+	t.Helper()
 	ctx := context.Background()
 	cat, err := catalogconfig.OpenLocal(ctx, wh)
 	if err != nil {
@@ -241,13 +285,16 @@ func tableIDs(t *testing.T, ident icetable.Identifier, wh string) []string {
 		defer c.Close()
 	}
 	tbl, err := cat.LoadTable(ctx, ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tbl.CurrentSnapshot() == nil {
 		return nil
 	}
-	_, recs, err := tbl.Scan(icetable.WithSelectedFields("id")).ToArrowRecords(ctx)
+	_, recs, err := tbl.Scan(icetable.WithSelectedFields(column)).ToArrowRecords(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,9 +303,15 @@ func tableIDs(t *testing.T, ident icetable.Identifier, wh string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		col := rec.Column(0).(*array.String)
-		for i := 0; i < col.Len(); i++ {
-			out = append(out, col.Value(i))
+		switch col := rec.Column(0).(type) {
+		case *array.String:
+			for i := 0; i < col.Len(); i++ {
+				out = append(out, col.Value(i))
+			}
+		case *array.Binary:
+			for i := 0; i < col.Len(); i++ {
+				out = append(out, string(col.Value(i)))
+			}
 		}
 		rec.Release()
 	}
