@@ -113,6 +113,13 @@ func (s *Sink) compact(ctx context.Context, k partition.Key) (bool, error) {
 			return iceberg.Properties{SummaryPositions: v, "icerun.sink.compacted": k.String()}, err
 		},
 	})
+	if errors.Is(err, snapshotcommit.ErrFilesGone) {
+		// Another writer compacted (or rewrote) the partition since this
+		// one read it: its rows are as they were, in other files. Nothing
+		// is committed; the files written here go.
+		s.cfg.log.Info("sink compaction: the partition was compacted by another writer meanwhile", slog.String("table", s.name), slog.String("partition", k.String()))
+		return false, errors.Join(removeFiles(context.WithoutCancel(ctx), tbl, add), s.load(ctx))
+	}
 	if err != nil {
 		return false, errors.Join(err, removeFiles(context.WithoutCancel(ctx), tbl, add))
 	}

@@ -42,6 +42,11 @@ const (
 	MergeSmallManifests = 8
 )
 
+// ErrFilesGone is the failure of a commit that removes files the table
+// no longer holds: another writer removed them since they were planned
+// (a concurrent compaction of the same partition). Nothing is committed.
+var ErrFilesGone = errors.New("commit: files to delete are no longer in the table")
+
 // staged is one snapshot written to storage but not committed.
 type staged struct {
 	snap    *icetable.Snapshot
@@ -138,7 +143,7 @@ func stage(ctx context.Context, tbl *icetable.Table, ref string, kind Kind, del,
 		mc.kept += len(keptDeletes)
 	}
 	if len(named.want) > 0 {
-		return nil, fmt.Errorf("%d files to delete are not in the table's manifests", len(named.want))
+		return nil, fmt.Errorf("%w: %d of them are not in the table's manifests", ErrFilesGone, len(named.want))
 	}
 	mc.replaced = p.replaced
 	snap, err := p.writeList(manifests, p.summary(kind, props, add, p.removed, mc))
