@@ -3,70 +3,124 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/icerun/icerun/catalogconfig"
 )
 
-// TestKafkaSinkChaos streams a 3-partition topic into a table with two
-// `icerun sink` processes in one consumer group, SIGKILLs them at random
-// instants and restarts them while the producer sends more (every message
-// of a killed sink that was not committed is delivered again), and 1% of
-// the messages are produced twice with new offsets. The table must end
-// with exactly the unique messages, checked row by row.
+// TestKafkaSinkChaos streams a topic into a table with several `icerun
+// sink` processes in one consumer group while the producer sends more:
+// processes are SIGKILLed at random instants and restarted (every message
+// a killed sink held uncommitted is delivered again, and its partitions
+// move to the others and back), the broker is SIGKILLed and restarted once
+// when scripts/integration provides ICERUN_KAFKA_RESTART, and a share of
+// the messages is produced twice with new offsets (a producer's retry),
+// some right after the first copy, some in a later batch. Keyed mode: the
+// table must end with exactly the unique messages; position mode: with
+// exactly the records produced. Checked row by row (id, seq and event
+// time of every row), on the embedded SQLite catalog and, when
+// scripts/integration pg s3 runs too, on PostgreSQL + S3.
 //
-// Scale: ICERUN_KAFKA_MESSAGES (default 20,000), ICERUN_KAFKA_KILLS
-// (default 4).
+// Scale (environment): ICERUN_KAFKA_MESSAGES (default 20,000),
+// ICERUN_KAFKA_KILLS (SIGKILLs of a sink, default 4), ICERUN_KAFKA_PROCS
+// (sink processes, default 3), ICERUN_KAFKA_PARTITIONS (default twice the
+// processes), ICERUN_KAFKA_DUPLICATES (percent produced twice, default 1),
+// ICERUN_KAFKA_BROKER_KILLS (default 1 with ICERUN_KAFKA_RESTART, else 0),
+// ICERUN_KAFKA_COMMIT_INTERVAL (default 300ms).
 func TestKafkaSinkChaos(t *testing.T) {
-	t.Run("keyed", func(t *testing.T) { kafkaChaos(t, true) })
-	t.Run("positions", func(t *testing.T) { kafkaChaos(t, false) })
-}
-
-// kafkaChaos runs the chaos scenario. keyed: the sinks dedupe by id and
-// the table must hold every unique message once; otherwise every record
-// delivered (a producer's duplicate too) once.
-func kafkaChaos(t *testing.T, keyed bool) {
 	brokers := os.Getenv("ICERUN_KAFKA_BROKERS")
 	if brokers == "" {
-		if strings.Contains(os.Getenv("ICERUN_TARGETS"), "kafka") {
+		if required("kafka") {
 			t.Fatal("target kafka is set but ICERUN_KAFKA_BROKERS is not")
 		}
 		t.Skip("no Kafka broker: run under scripts/integration kafka")
 	}
-	total := envInt("ICERUN_KAFKA_MESSAGES", 20_000)
-	kills := envInt("ICERUN_KAFKA_KILLS", 4)
-	ctx := context.Background()
+	cfg := chaosConfigFromEnv(brokers)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "icerun")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/icerun").CombinedOutput(); err != nil {
 		t.Fatalf("build icerun: %v\n%s", err, out)
 	}
-	wh := filepath.Join(dir, "warehouse")
-	cat, err := catalogconfig.OpenLocal(ctx, wh)
+	cfg.bin = bin
+	for _, tg := range chaosTargets(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			t.Run("keyed", func(t *testing.T) { kafkaChaos(t, cfg, tg, true) })
+			t.Run("positions", func(t *testing.T) { kafkaChaos(t, cfg, tg, false) })
+		})
+	}
+}
+
+// chaosConfig is the scale of one chaos run.
+type chaosConfig struct {
+	brokers, restart, bin                      string
+	messages, kills, brokerKills, procs, parts int
+	dupPercent                                 int
+	commitInterval                             time.Duration
+}
+
+func chaosConfigFromEnv(brokers string) chaosConfig {
+	c := chaosConfig{
+		brokers:    brokers,
+		restart:    os.Getenv("ICERUN_KAFKA_RESTART"),
+		messages:   envInt("ICERUN_KAFKA_MESSAGES", 20_000),
+		kills:      envInt("ICERUN_KAFKA_KILLS", 4),
+		procs:      envInt("ICERUN_KAFKA_PROCS", 3),
+		dupPercent: envInt("ICERUN_KAFKA_DUPLICATES", 1),
+	}
+	c.parts = envInt("ICERUN_KAFKA_PARTITIONS", 2*c.procs)
+	if c.restart != "" {
+		c.brokerKills = 1
+	}
+	if v, err := strconv.Atoi(os.Getenv("ICERUN_KAFKA_BROKER_KILLS")); err == nil && v >= 0 {
+		c.brokerKills = v
+	}
+	if c.brokerKills > 0 && c.restart == "" {
+		c.brokerKills = 0 // nothing can restart the broker
+	}
+	c.commitInterval = 300 * time.Millisecond
+	if d, err := time.ParseDuration(os.Getenv("ICERUN_KAFKA_COMMIT_INTERVAL")); err == nil && d > 0 {
+		c.commitInterval = d
+	}
+	return c
+}
+
+// chaosMessage is the JSON of message seq: id "m<seq>", one a second from
+// day0 on.
+func chaosMessage(seq int) (id, value string) {
+	id = "m" + strconv.Itoa(seq)
+	return id, fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%d}`, id, seq, chaosEventTime(seq))
+}
+
+func chaosEventTime(seq int) int64 {
+	return time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC).Add(time.Duration(seq) * time.Second).UnixMicro()
+}
+
+// kafkaChaos runs the chaos scenario on one catalog target. keyed: the
+// sinks dedupe by id and the table must hold every unique message once;
+// otherwise every record produced (a producer's duplicate too) once.
+func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
+	ctx := context.Background()
+	began := time.Now()
+	cc := tg.make(t)
+	cat, err := cc.open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ident := icetable.Identifier{"db", "events"}
-	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil {
+	defer closeCatalog(cat)
+	ident := icetable.Identifier{cc.ns, "events"}
+	if err := cat.CreateNamespace(ctx, icetable.Identifier{cc.ns}, nil); err != nil {
 		t.Fatal(err)
 	}
 	sch := iceberg.NewSchema(0,
@@ -81,118 +135,104 @@ func kafkaChaos(t *testing.T, keyed bool) {
 	topic := fmt.Sprintf("events-%d", time.Now().UnixNano())
 	// The default partitioner hashes the record key: a producer's retry of
 	// a message goes to the same partition, as keyed mode requires.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.brokers), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	createTopic(t, cl, topic, 3)
+	createTopic(t, cl, topic, int32(cfg.parts))
 
-	// The sinks: restartable processes.
-	type proc struct {
-		cmd *exec.Cmd
-		log *bytes.Buffer
-	}
-	start := func(i int) *proc {
-		args := []string{"sink", "db.events", "-warehouse", wh, "-brokers", brokers, "-topic", topic,
-			"-group", "g-" + topic, "-commit-rows", "500", "-commit-interval", "300ms", "-session-timeout", "6s"}
-		if keyed {
-			args = append(args, "-key", "id")
-		}
-		cmd := exec.Command(bin, args...)
-		var log bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &log, &log
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return &proc{cmd: cmd, log: &log}
-	}
-	procs := []*proc{start(0), start(1)}
-	defer func() {
-		for _, p := range procs {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-	}()
+	sinks := newSinkGroup(t, cfg, cc, ident, topic, keyed)
+	defer sinks.killAll()
 
-	// The producer: unique ids, 1% sent twice (a producer retry: new offset).
+	// The producer: unique messages; dupPercent of them sent twice (a
+	// producer retry: a new offset), half right after the first copy,
+	// half with the next batch.
 	unique := map[string]int{} // id -> records produced
 	produced, records := 0, 0
+	var retries []*kgo.Record
 	produce := func(n int) {
-		var recs []*kgo.Record
+		recs := retries
+		retries = nil
 		for range n {
-			id := "m" + strconv.Itoa(produced)
-			at := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC).Add(time.Duration(produced) * time.Second)
-			v := fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%d}`, id, produced, at.UnixMicro())
-			recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v)})
+			id, v := chaosMessage(produced)
+			r := &kgo.Record{Key: []byte(id), Value: []byte(v)}
+			recs = append(recs, r)
 			unique[id] = 1
-			if rand.IntN(100) == 0 {
-				recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v)})
+			if rand.IntN(100) < cfg.dupPercent {
 				unique[id] = 2
+				dup := &kgo.Record{Key: r.Key, Value: r.Value}
+				if rand.IntN(2) == 0 {
+					recs = append(recs, dup)
+				} else {
+					retries = append(retries, dup)
+				}
 			}
 			produced++
 		}
 		records += len(recs)
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			t.Fatal(err)
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a broker restart may be under way
+		defer cancel()
+		if err := cl.ProduceSync(pctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
 		}
 	}
-	step := total / (kills + 1)
-	for k := 0; k <= kills; k++ {
-		produce(step)
-		if k == kills {
+
+	// The chaos: kills SIGKILLs of a sink and brokerKills restarts of the
+	// broker, in random order, one after each batch but the last.
+	events := make([]string, 0, cfg.kills+cfg.brokerKills)
+	for range cfg.kills {
+		events = append(events, "sink")
+	}
+	for range cfg.brokerKills {
+		events = append(events, "broker")
+	}
+	rand.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
+	step := cfg.messages / (len(events) + 1)
+	watch := newProgress(t, cc, ident)
+	for k := 0; k <= len(events); k++ {
+		before := produced
+		n := step
+		if k == len(events) {
+			n = cfg.messages - produced
+		}
+		produce(n)
+		if k == len(events) {
 			break
 		}
-		time.Sleep(time.Duration(200+rand.IntN(1500)) * time.Millisecond)
-		i := rand.IntN(len(procs))
-		_ = procs[i].cmd.Process.Signal(syscall.SIGKILL)
-		_ = procs[i].cmd.Wait()
-		t.Logf("killed sink %d after %d messages", i, produced)
-		procs[i] = start(i)
-	}
-	// Wait until the table holds every unique message, then stop the
-	// sinks gracefully.
-	deadline := time.Now().Add(90 * time.Second)
-	var got []string
-	for time.Now().Before(deadline) {
-		got = tableIDs(t, ident, wh)
-		if len(got) >= len(unique) && (keyed || len(got) >= records) {
-			break
+		time.Sleep(time.Duration(200+rand.IntN(1300)) * time.Millisecond)
+		switch events[k] {
+		case "sink":
+			sinks.killOne(produced)
+		case "broker":
+			t0 := time.Now()
+			if out, err := exec.Command(cfg.restart).CombinedOutput(); err != nil {
+				t.Fatalf("restart the broker: %v\n%s", err, out)
+			}
+			t.Logf("broker SIGKILLed and restarted after %d messages (%s)", produced, time.Since(t0).Round(time.Millisecond))
 		}
-		time.Sleep(time.Second)
+		// Pace the chaos over the run: the next batch once the table holds
+		// half of this one.
+		watch.until(t, int64(before+n/2), "half of batch "+strconv.Itoa(k))
 	}
-	for _, p := range procs {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if len(retries) > 0 { // the last batch's retries
+		produce(0)
 	}
-	for i, p := range procs {
-		if err := p.cmd.Wait(); err != nil {
-			t.Errorf("sink %d: %v\n%s", i, err, tail(p.log.String(), 2000))
-		}
+	want := int64(len(unique))
+	if !keyed {
+		want = int64(records)
 	}
-	procs = nil
-	got = tableIDs(t, ident, wh)
-	have := map[string]int{}
-	for _, id := range got {
-		have[id]++
-	}
-	missing, dup, want := 0, 0, 0
-	for id, n := range unique {
-		if keyed {
-			n = 1
-		}
-		want += n
-		switch h := have[id]; {
-		case h < n:
-			missing += n - h
-		case h > n:
-			dup += h - n
-		}
-		delete(have, id)
-	}
-	t.Logf("keyed=%v: produced %d unique messages (%d records), table holds %d rows for %d expected: %d missing, %d duplicated, %d unknown",
-		keyed, len(unique), records, len(got), want, missing, dup, len(have))
-	if missing != 0 || dup != 0 || len(have) != 0 || len(got) != want {
-		t.Errorf("table differs: %d missing, %d duplicated, %d unknown ids, %d rows for %d expected", missing, dup, len(have), len(got), want)
+	watch.until(t, want, "every message")
+	sinks.stopAll()
+
+	got := readChaosRows(t, cc, ident)
+	missing, dup, unknown, wrong := checkChaosRows(got, unique, keyed)
+	st := sinks.figures()
+	t.Logf("%s keyed=%v: %d unique messages (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d broker restarts, %s; table: %d rows checked for %d expected: %d missing, %d duplicated, %d unknown, %d with wrong values; %s",
+		tg.name, keyed, len(unique), records, records-len(unique), cfg.procs, cfg.parts, sinks.kills, cfg.brokerKills,
+		time.Since(began).Round(time.Second), len(got), want, missing, dup, unknown, wrong, st)
+	if missing != 0 || dup != 0 || unknown != 0 || wrong != 0 || int64(len(got)) != want {
+		t.Errorf("table differs: %d missing, %d duplicated, %d unknown ids, %d wrong values, %d rows for %d expected", missing, dup, unknown, wrong, len(got), want)
 	}
 }
 
@@ -226,42 +266,4 @@ func createTopic(t *testing.T, cl *kgo.Client, topic string, partitions int32) {
 			t.Fatalf("create topic %s: error code %d", rt.Topic, rt.ErrorCode)
 		}
 	}
-}
-
-// tableIDs reads the id of every row of the table, sorted, through a
-// catalog of its own (the sinks write through theirs).
-func tableIDs(t *testing.T, ident icetable.Identifier, wh string) []string {
-	t.Helper()
-	ctx := context.Background()
-	cat, err := catalogconfig.OpenLocal(ctx, wh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, ok := cat.(interface{ Close() error }); ok {
-		defer c.Close()
-	}
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tbl.CurrentSnapshot() == nil {
-		return nil
-	}
-	_, recs, err := tbl.Scan(icetable.WithSelectedFields("id")).ToArrowRecords(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for rec, err := range recs {
-		if err != nil {
-			t.Fatal(err)
-		}
-		col := rec.Column(0).(*array.String)
-		for i := 0; i < col.Len(); i++ {
-			out = append(out, col.Value(i))
-		}
-		rec.Release()
-	}
-	slices.Sort(out)
-	return out
 }
