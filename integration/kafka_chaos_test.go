@@ -82,6 +82,7 @@ type sinkGroup struct {
 	out     []*bytes.Buffer // of the running processes
 	done    []string        // the output of every process that ended
 	kills   int
+	pauses  int
 	stopped int // processes stopped gracefully
 	start   func(i int)
 }
@@ -92,7 +93,7 @@ func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable
 	g.start = func(i int) {
 		args := append([]string{"sink", strings.Join(ident, "."), "-brokers", cfg.brokers, "-topic", topic,
 			"-group", "g-" + topic, "-commit-rows", strconv.Itoa(commitRows), "-commit-interval", cfg.commitInterval.String(),
-			"-session-timeout", "6s"}, cc.args...)
+			"-session-timeout", chaosSession.String()}, cc.args...)
 		if keyed {
 			args = append(args, "-key", "id")
 		}
@@ -121,6 +122,24 @@ func (g *sinkGroup) killOne(produced int) {
 	g.t.Logf("SIGKILLed sink %d after %d messages", i, produced)
 	time.Sleep(time.Duration(rand.IntN(500)) * time.Millisecond)
 	g.start(i)
+}
+
+// chaosSession is the sinks' -session-timeout: how long the group waits
+// for a silent member before moving its partitions.
+const chaosSession = 6 * time.Second
+
+// pauseOne SIGSTOPs a random process for longer than the session timeout
+// (the group moves its partitions to the others, which resume from the
+// table) and then lets it run on: a zombie holding uncommitted rows of
+// partitions it no longer owns, as after a long GC pause or a network
+// partition. Its commit or the new owner's is fenced.
+func (g *sinkGroup) pauseOne(produced int) {
+	i := rand.IntN(len(g.cmd))
+	_ = g.cmd[i].Process.Signal(syscall.SIGSTOP)
+	g.t.Logf("SIGSTOPped sink %d after %d messages", i, produced)
+	time.Sleep(chaosSession + 2*time.Second)
+	_ = g.cmd[i].Process.Signal(syscall.SIGCONT)
+	g.pauses++
 }
 
 // stopAll stops every process with SIGTERM (a graceful stop: commit and

@@ -34,7 +34,8 @@ import (
 // scripts/integration pg s3 runs too, on PostgreSQL + S3.
 //
 // Scale (environment): ICERUN_KAFKA_MESSAGES (default 20,000),
-// ICERUN_KAFKA_KILLS (SIGKILLs of a sink, default 4), ICERUN_KAFKA_PROCS
+// ICERUN_KAFKA_KILLS (SIGKILLs of a sink, default 4), ICERUN_KAFKA_PAUSES
+// (SIGSTOPs of a sink past the session timeout, default 1), ICERUN_KAFKA_PROCS
 // (sink processes, default 3), ICERUN_KAFKA_PARTITIONS (default twice the
 // processes), ICERUN_KAFKA_DUPLICATES (percent produced twice, default 1),
 // ICERUN_KAFKA_BROKER_KILLS (default 1 with ICERUN_KAFKA_RESTART, else 0),
@@ -64,10 +65,10 @@ func TestKafkaSinkChaos(t *testing.T) {
 
 // chaosConfig is the scale of one chaos run.
 type chaosConfig struct {
-	brokers, restart, bin                      string
-	messages, kills, brokerKills, procs, parts int
-	dupPercent                                 int
-	commitInterval                             time.Duration
+	brokers, restart, bin                              string
+	messages, kills, pauses, brokerKills, procs, parts int
+	dupPercent                                         int
+	commitInterval                                     time.Duration
 }
 
 func chaosConfigFromEnv(brokers string) chaosConfig {
@@ -76,6 +77,7 @@ func chaosConfigFromEnv(brokers string) chaosConfig {
 		restart:    os.Getenv("ICERUN_KAFKA_RESTART"),
 		messages:   envInt("ICERUN_KAFKA_MESSAGES", 20_000),
 		kills:      envInt("ICERUN_KAFKA_KILLS", 4),
+		pauses:     envInt("ICERUN_KAFKA_PAUSES", 1),
 		procs:      envInt("ICERUN_KAFKA_PROCS", 3),
 		dupPercent: envInt("ICERUN_KAFKA_DUPLICATES", 1),
 	}
@@ -187,6 +189,9 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	for range cfg.brokerKills {
 		events = append(events, "broker")
 	}
+	for range cfg.pauses {
+		events = append(events, "pause")
+	}
 	rand.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
 	step := cfg.messages / (len(events) + 1)
 	watch := newProgress(t, cc, ident)
@@ -204,6 +209,8 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 		switch events[k] {
 		case "sink":
 			sinks.killOne(produced)
+		case "pause":
+			sinks.pauseOne(produced)
 		case "broker":
 			t0 := time.Now()
 			if out, err := exec.Command(cfg.restart).CombinedOutput(); err != nil {
@@ -228,8 +235,8 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	got := readChaosRows(t, cc, ident)
 	missing, dup, unknown, wrong := checkChaosRows(got, unique, keyed)
 	st := sinks.figures()
-	t.Logf("%s keyed=%v: %d unique messages (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d broker restarts, %s; table: %d rows checked for %d expected: %d missing, %d duplicated, %d unknown, %d with wrong values; %s",
-		tg.name, keyed, len(unique), records, records-len(unique), cfg.procs, cfg.parts, sinks.kills, cfg.brokerKills,
+	t.Logf("%s keyed=%v: %d unique messages (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; table: %d rows checked for %d expected: %d missing, %d duplicated, %d unknown, %d with wrong values; %s",
+		tg.name, keyed, len(unique), records, records-len(unique), cfg.procs, cfg.parts, sinks.kills, sinks.pauses, cfg.brokerKills,
 		time.Since(began).Round(time.Second), len(got), want, missing, dup, unknown, wrong, st)
 	if missing != 0 || dup != 0 || unknown != 0 || wrong != 0 || int64(len(got)) != want {
 		t.Errorf("table differs: %d missing, %d duplicated, %d unknown ids, %d wrong values, %d rows for %d expected", missing, dup, unknown, wrong, len(got), want)
