@@ -24,8 +24,9 @@ import (
 // sink` processes in one consumer group while the producer sends more:
 // processes are SIGKILLed at random instants and restarted (every message
 // a killed sink held uncommitted is delivered again, and its partitions
-// move to the others and back), the broker is SIGKILLed and restarted once
-// when scripts/integration provides ICERUN_KAFKA_RESTART, and a share of
+// move to the others and back), SIGSTOPped past the session timeout and
+// continued (a zombie), the broker is SIGKILLed and restarted once when
+// scripts/integration provides ICERUN_KAFKA_RESTART, and a share of
 // the messages is produced twice with new offsets (a producer's retry),
 // some right after the first copy, some in a later batch. Keyed mode: the
 // table must end with exactly the unique messages; position mode: with
