@@ -77,20 +77,14 @@ func chaosConfigFromEnv(brokers string) chaosConfig {
 		brokers:    brokers,
 		restart:    os.Getenv("ICERUN_KAFKA_RESTART"),
 		messages:   envInt("ICERUN_KAFKA_MESSAGES", 20_000),
-		kills:      envInt("ICERUN_KAFKA_KILLS", 4),
-		pauses:     envInt("ICERUN_KAFKA_PAUSES", 1),
+		kills:      envCount("ICERUN_KAFKA_KILLS", 4),
+		pauses:     envCount("ICERUN_KAFKA_PAUSES", 1),
 		procs:      envInt("ICERUN_KAFKA_PROCS", 3),
-		dupPercent: envInt("ICERUN_KAFKA_DUPLICATES", 1),
+		dupPercent: envCount("ICERUN_KAFKA_DUPLICATES", 1),
 	}
 	c.parts = envInt("ICERUN_KAFKA_PARTITIONS", 2*c.procs)
-	if c.restart != "" {
-		c.brokerKills = 1
-	}
-	if v, err := strconv.Atoi(os.Getenv("ICERUN_KAFKA_BROKER_KILLS")); err == nil && v >= 0 {
-		c.brokerKills = v
-	}
-	if c.brokerKills > 0 && c.restart == "" {
-		c.brokerKills = 0 // nothing can restart the broker
+	if c.restart != "" { // else nothing can restart the broker
+		c.brokerKills = envCount("ICERUN_KAFKA_BROKER_KILLS", 1)
 	}
 	c.commitInterval = 300 * time.Millisecond
 	if d, err := time.ParseDuration(os.Getenv("ICERUN_KAFKA_COMMIT_INTERVAL")); err == nil && d > 0 {
@@ -244,8 +238,17 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	}
 }
 
+// envInt is the positive integer in variable k, else def.
 func envInt(k string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// envCount is the integer at or above 0 in variable k, else def.
+func envCount(k string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v >= 0 {
 		return v
 	}
 	return def
