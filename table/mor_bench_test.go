@@ -1,0 +1,124 @@
+package table_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/examples/orderdata"
+	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/table"
+)
+
+// BenchmarkMergeOnReadReadSlowdown is the life of a merge-on-read
+// partition of 1,000,000 rows: 20 upserts of 10,000 changed rows each
+// (every one writes a data file and a delete file), then a compaction.
+// It reports what the deletes cost readers, as ratios of a full scan of
+// the partition (iceberg-go's, deletes applied) to the scan of the
+// freshly written partition, measured in the same run:
+//
+//   - read-after-20-upserts-x: the scan with 20 upserts' delete files;
+//   - read-after-compact-x: the scan once compacted;
+//   - upsert-s and compact-s: the mean upsert and the compaction.
+//
+// One iteration is the whole cycle on a fresh table; run it with
+// -benchtime 1x (v2: position delete files, v3: deletion vectors):
+//
+//	go test ./table -run '^$' -bench BenchmarkMergeOnReadReadSlowdown -benchtime 1x
+func BenchmarkMergeOnReadReadSlowdown(b *testing.B) {
+	const upserts = 20
+	for _, format := range morFormats {
+		b.Run("v"+format, func(b *testing.B) {
+			ctx := context.Background()
+			var base, after, compacted, upsertS, compactS float64
+			for b.Loop() {
+				cat, _ := catalogtest.New(b)
+				ident := catalogtest.CreateTable(b, cat, "fact_orders", orderdata.Schema, orderdata.Spec,
+					iceberg.Properties{"format-version": format, table.PropertyUpsertMode: table.ModeMergeOnRead})
+				w, err := table.Open(ctx, cat, ident, table.WithCodeVersion("setup"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				key, err := w.Key("event_date=2026-07-14")
+				if err != nil {
+					b.Fatal(err)
+				}
+				rows := orderdata.Stream(day0, upsertBenchRows, 8192)
+				if _, err := w.ReplacePartition(ctx, key, rows); err != nil {
+					b.Fatal(err)
+				}
+				rows.Release()
+				scan := func() float64 {
+					start := time.Now()
+					if n := scanRows(b, cat, ident); n != upsertBenchRows {
+						b.Fatalf("scan: %d rows, want %d", n, upsertBenchRows)
+					}
+					return time.Since(start).Seconds()
+				}
+				base += scan()
+				start := time.Now()
+				for i := range upserts {
+					w, err := table.Open(ctx, cat, ident, table.WithCodeVersion(fmt.Sprint("bench-", i)))
+					if err != nil {
+						b.Fatal(err)
+					}
+					changed := make([]orderdata.Order, upsertBenchChanged)
+					for j := range changed { // a different 10k spread over the partition each time
+						changed[j] = orderdata.At(day0, (j*(upsertBenchRows/upsertBenchChanged)+i*37)%upsertBenchRows, upsertBenchRows)
+						changed[j].Amount = int64(1_000_000 + i)
+					}
+					rows := orderdata.Reader(changed, 8192)
+					_, err = w.Upsert(ctx, rows, "order_id")
+					rows.Release()
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				upsertS += time.Since(start).Seconds() / upserts
+				after += scan()
+				start = time.Now()
+				res, err := w.Compact(ctx, key)
+				if err != nil || res.Unchanged {
+					b.Fatalf("Compact = %+v, %v", res, err)
+				}
+				compactS += time.Since(start).Seconds()
+				compacted += scan()
+			}
+			n := float64(b.N)
+			b.ReportMetric(after/base, "read-after-20-upserts-x")
+			b.ReportMetric(compacted/base, "read-after-compact-x")
+			b.ReportMetric(base/n, "read-fresh-s")
+			b.ReportMetric(upsertS/n, "upsert-s")
+			b.ReportMetric(compactS/n, "compact-s")
+		})
+	}
+}
+
+// scanRows reads every row of ident with iceberg-go's scan (deletes
+// applied) and counts them.
+func scanRows(b *testing.B, cat catalog.Catalog, ident icetable.Identifier) int64 {
+	b.Helper()
+	ctx := context.Background()
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, batches, err := tbl.Scan().ToArrowRecords(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for rec, err := range batches {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += rec.NumRows()
+		rec.Release()
+	}
+	return n
+}
