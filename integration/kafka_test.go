@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,27 +21,33 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestKafkaSinkChaos streams a topic into a table with several `icerun
-// sink` processes in one consumer group while the producer sends more:
-// processes are SIGKILLed at random instants and restarted (every message
-// a killed sink held uncommitted is delivered again, and its partitions
-// move to the others and back), SIGSTOPped past the session timeout and
-// continued (a zombie), the broker is SIGKILLed and restarted once when
-// scripts/integration provides ICERUN_KAFKA_RESTART, and a share of
-// the messages is produced twice with new offsets (a producer's retry),
-// some right after the first copy, some in a later batch. Keyed mode: the
-// table must end with exactly the unique messages; position mode: with
-// exactly the records produced. Checked row by row (id, seq and event
-// time of every row), on the embedded SQLite catalog and, when
-// scripts/integration pg s3 runs too, on PostgreSQL + S3.
+// TestKafkaSinkChaos streams a topic into a day-partitioned table with
+// several `icerun sink` processes in one consumer group (event time with
+// one hour of allowed lateness) while the producer sends more: processes
+// are SIGKILLed at random instants and restarted (every message a killed
+// sink held uncommitted is delivered again, and its partitions move to the
+// others and back), SIGSTOPped past the session timeout and continued (a
+// zombie), the broker is SIGKILLed and restarted once when
+// scripts/integration provides ICERUN_KAFKA_RESTART, and a share of the
+// messages is produced twice with new offsets (a producer's retry), some
+// right after the first copy, some with the next batch (those whose day
+// closed meanwhile are late). The test decides from every record's
+// position what the sinks must do with it (expectChaos): keyed mode, the
+// table holds exactly the unique messages that were not late; position
+// mode, exactly the records that were not late; the side table exactly
+// the late records, at their positions. Checked row by row (id, seq, event
+// time, and the position of late rows), on the embedded SQLite catalog
+// and, when scripts/integration pg s3 runs too, on PostgreSQL + S3.
 //
 // Scale (environment): ICERUN_KAFKA_MESSAGES (default 20,000),
 // ICERUN_KAFKA_KILLS (SIGKILLs of a sink, default 4), ICERUN_KAFKA_PAUSES
-// (SIGSTOPs of a sink past the session timeout, default 1), ICERUN_KAFKA_PROCS
-// (sink processes, default 3), ICERUN_KAFKA_PARTITIONS (default twice the
-// processes), ICERUN_KAFKA_DUPLICATES (percent produced twice, default 1),
-// ICERUN_KAFKA_BROKER_KILLS (default 1 with ICERUN_KAFKA_RESTART, else 0),
-// ICERUN_KAFKA_COMMIT_INTERVAL (default 300ms).
+// (SIGSTOPs of a sink past the session timeout, default 1),
+// ICERUN_KAFKA_PROCS (sink processes, default 3), ICERUN_KAFKA_PARTITIONS
+// (default twice the processes), ICERUN_KAFKA_DUPLICATES (percent produced
+// twice, default 1), ICERUN_KAFKA_BROKER_KILLS (default 1 with
+// ICERUN_KAFKA_RESTART, else 0), ICERUN_KAFKA_DAYS (the days of event time
+// the messages span, default 4), ICERUN_KAFKA_COMMIT_INTERVAL (default
+// 300ms).
 func TestKafkaSinkChaos(t *testing.T) {
 	brokers := os.Getenv("ICERUN_KAFKA_BROKERS")
 	if brokers == "" {
@@ -70,6 +77,7 @@ type chaosConfig struct {
 	messages, kills, pauses, brokerKills, procs, parts int
 	dupPercent                                         int
 	commitInterval                                     time.Duration
+	spacing                                            time.Duration // event time between messages
 }
 
 func chaosConfigFromEnv(brokers string) chaosConfig {
@@ -83,6 +91,7 @@ func chaosConfigFromEnv(brokers string) chaosConfig {
 		dupPercent: envCount("ICERUN_KAFKA_DUPLICATES", 1),
 	}
 	c.parts = envInt("ICERUN_KAFKA_PARTITIONS", 2*c.procs)
+	c.spacing = time.Duration(envInt("ICERUN_KAFKA_DAYS", 4)) * 24 * time.Hour / time.Duration(c.messages)
 	if c.restart != "" { // else nothing can restart the broker
 		c.brokerKills = envCount("ICERUN_KAFKA_BROKER_KILLS", 1)
 	}
@@ -93,15 +102,21 @@ func chaosConfigFromEnv(brokers string) chaosConfig {
 	return c
 }
 
-// chaosMessage is the JSON of message seq: id "m<seq>", one a second from
-// day0 on.
-func chaosMessage(seq int) (id, value string) {
+// chaosDay0 is the event time of the first message.
+var chaosDay0 = time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
+
+// chaosLateness is the sinks' -allowed-lateness.
+const chaosLateness = time.Hour
+
+// chaosMessage is the JSON of message seq: id "m<seq>", event times
+// spacing apart from chaosDay0 on.
+func chaosMessage(seq int, spacing time.Duration) (id, value string) {
 	id = "m" + strconv.Itoa(seq)
-	return id, fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%d}`, id, seq, chaosEventTime(seq))
+	return id, fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%d}`, id, seq, chaosEventTime(seq, spacing))
 }
 
-func chaosEventTime(seq int) int64 {
-	return time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC).Add(time.Duration(seq) * time.Second).UnixMicro()
+func chaosEventTime(seq int, spacing time.Duration) int64 {
+	return chaosDay0.Add(time.Duration(seq) * spacing).UnixMicro()
 }
 
 // kafkaChaos runs the chaos scenario on one catalog target. keyed: the
@@ -144,20 +159,18 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 
 	// The producer: unique messages; dupPercent of them sent twice (a
 	// producer retry: a new offset), half right after the first copy,
-	// half with the next batch.
-	unique := map[string]int{} // id -> records produced
-	produced, records := 0, 0
+	// half with the next batch. Every record is kept with its position.
+	var sent []chaosSent
+	produced := 0
 	var retries []*kgo.Record
 	produce := func(n int) {
 		recs := retries
 		retries = nil
 		for range n {
-			id, v := chaosMessage(produced)
+			id, v := chaosMessage(produced, cfg.spacing)
 			r := &kgo.Record{Key: []byte(id), Value: []byte(v)}
 			recs = append(recs, r)
-			unique[id] = 1
 			if rand.IntN(100) < cfg.dupPercent {
-				unique[id] = 2
 				dup := &kgo.Record{Key: r.Key, Value: r.Value}
 				if rand.IntN(2) == 0 {
 					recs = append(recs, dup)
@@ -167,11 +180,14 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 			}
 			produced++
 		}
-		records += len(recs)
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a broker restart may be under way
 		defer cancel()
-		if err := cl.ProduceSync(pctx, recs...).FirstErr(); err != nil {
-			t.Fatalf("produce: %v", err)
+		for _, res := range cl.ProduceSync(pctx, recs...) {
+			if res.Err != nil {
+				t.Fatalf("produce: %v", res.Err)
+			}
+			seq, _ := strconv.Atoi(strings.TrimPrefix(string(res.Record.Key), "m"))
+			sent = append(sent, chaosSent{seq: seq, part: res.Record.Partition, off: res.Record.Offset})
 		}
 	}
 
@@ -220,21 +236,19 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	if len(retries) > 0 { // the last batch's retries
 		produce(0)
 	}
-	want := int64(len(unique))
-	if !keyed {
-		want = int64(records)
-	}
-	watch.until(t, want, "every message")
+	main, late := expectChaos(sent, keyed, cfg.spacing)
+	watch.until(t, int64(len(main)), "every message")
 	sinks.stopAll()
 
-	got := readChaosRows(t, cc, ident)
-	missing, dup, unknown, wrong := checkChaosRows(got, unique, keyed)
-	st := sinks.figures()
-	t.Logf("%s keyed=%v: %d unique messages (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; table: %d rows checked for %d expected: %d missing, %d duplicated, %d unknown, %d with wrong values; %s",
-		tg.name, keyed, len(unique), records, records-len(unique), cfg.procs, cfg.parts, sinks.kills, sinks.pauses, cfg.brokerKills,
-		time.Since(began).Round(time.Second), len(got), want, missing, dup, unknown, wrong, st)
-	if missing != 0 || dup != 0 || unknown != 0 || wrong != 0 || int64(len(got)) != want {
-		t.Errorf("table differs: %d missing, %d duplicated, %d unknown ids, %d wrong values, %d rows for %d expected", missing, dup, unknown, wrong, len(got), want)
+	got := readChaosRows(t, cc, ident, cfg.spacing)
+	gotLate := readLateRows(t, cc, ident, cfg.spacing)
+	mainDiff := diffChaos(main, got)
+	lateDiff := diffChaos(late, gotLate)
+	t.Logf("%s keyed=%v: %d unique messages (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; table: %d rows checked for %d expected: %s; side table: %d late rows checked for %d expected: %s; %s; data files per day: %s",
+		tg.name, keyed, produced, len(sent), len(sent)-produced, cfg.procs, cfg.parts, sinks.kills, sinks.pauses, cfg.brokerKills,
+		time.Since(began).Round(time.Second), len(got), len(main), mainDiff, len(gotLate), len(late), lateDiff, sinks.figures(), filesPerDay(t, cc, ident))
+	if !mainDiff.none() || !lateDiff.none() {
+		t.Errorf("table: %s; side table: %s", mainDiff, lateDiff)
 	}
 }
 
