@@ -93,7 +93,9 @@ func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable
 		args := append([]string{"sink", strings.Join(ident, "."), "-brokers", cfg.brokers, "-topic", topic,
 			"-group", "g-" + topic, "-commit-rows", strconv.Itoa(commitRows), "-commit-interval", cfg.commitInterval.String(),
 			"-session-timeout", chaosSession.String()}, cc.args...)
-		args = append(args, "-event-time", "event_time", "-allowed-lateness", chaosLateness.String())
+		if cfg.eventTime {
+			args = append(args, "-event-time", "event_time", "-allowed-lateness", chaosLateness.String())
+		}
 		if keyed {
 			args = append(args, "-key", "id")
 		}

@@ -32,12 +32,12 @@ type chaosSent struct {
 }
 
 // expectChaos decides, as the sinks must, the fate of every record sent:
-// per partition in offset order, a record is late when its day ended at or
-// before the partition's maximum event time so far minus the lateness (it
-// goes to the side table); in keyed mode a record whose id an earlier
+// per partition in offset order, with event time, a record is late when
+// its day ended at or before the partition's maximum event time so far
+// minus the lateness (it goes to the side table); in keyed mode a record whose id an earlier
 // record of the table holds is a duplicate (dropped); every other record
 // is a row of the table.
-func expectChaos(sent []chaosSent, keyed bool, spacing time.Duration) (main, late []chaosSent) {
+func expectChaos(sent []chaosSent, keyed, eventTime bool, spacing time.Duration) (main, late []chaosSent) {
 	byPart := map[int32][]chaosSent{}
 	for _, r := range sent {
 		byPart[r.part] = append(byPart[r.part], r)
@@ -51,7 +51,7 @@ func expectChaos(sent []chaosSent, keyed bool, spacing time.Duration) (main, lat
 			maxSeen = max(maxSeen, at)
 			dayEnd := time.UnixMicro(at).UTC().Truncate(24 * time.Hour).Add(24 * time.Hour).UnixMicro()
 			switch {
-			case dayEnd <= maxSeen-chaosLateness.Microseconds():
+			case eventTime && dayEnd <= maxSeen-chaosLateness.Microseconds():
 				late = append(late, r)
 			case keyed && seen[r.seq]:
 			default:
