@@ -76,6 +76,9 @@ type shardOutcome struct {
 	// run the worker spent computing rather than waiting.
 	CPU int64
 	Err string
+	// Failures are Report.Failed as text (an error does not survive
+	// JSON); Report.Failed is cleared.
+	Failures []string
 }
 
 // runShardWorker is the worker process's main: it runs the job in its
@@ -90,6 +93,10 @@ func runShardWorker(spec string) int {
 	if err != nil {
 		o.Err = err.Error()
 	}
+	for _, f := range o.Report.Failed {
+		o.Failures = append(o.Failures, fmt.Sprintf("%v after %d attempts: %v", f.Keys, f.Attempts, f.Err))
+	}
+	o.Report.Failed = nil
 	if err := json.NewEncoder(os.Stdout).Encode(o); err != nil {
 		return 1
 	}

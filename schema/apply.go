@@ -101,8 +101,8 @@ func (b builder) build(nd *node, in arrow.Array, n int) (arrow.Array, error) {
 			return nil, fmt.Errorf("%w: column %q: cast %s to %s: %w", ErrIncompatibleType, nd.path, in.DataType(), nd.out, err)
 		}
 		return out, nil
-	case opFloorMicros:
-		return b.floorMicros(nd, in.(*array.Timestamp)), nil
+	case opNanosToMicros:
+		return b.nanosToMicros(nd, in.(*array.Timestamp))
 	case opWidenDecimal:
 		return b.widenDecimal(nd, in), nil
 	case opStruct:
@@ -231,20 +231,24 @@ func (b builder) largeList(nd *node, in *array.LargeList) (arrow.Array, error) {
 	return array.MakeFromData(data), nil
 }
 
-// floorMicros converts nanosecond timestamps to microseconds, rounding
-// toward negative infinity as iceberg-go's write path does.
-func (b builder) floorMicros(nd *node, in *array.Timestamp) arrow.Array {
+// nanosToMicros converts nanosecond timestamps to microseconds. A value
+// with a part below the microsecond fails with ErrIncompatibleType: a
+// microsecond column cannot hold it, and writing it floored would store
+// another instant than the input's (PyIceberg refuses it as well, unless
+// told to downcast). Whole microseconds, DuckDB's TIMESTAMP_NS of
+// microsecond data included, convert exactly.
+func (b builder) nanosToMicros(nd *node, in *array.Timestamp) (arrow.Array, error) {
 	n := in.Len()
 	buf := memory.NewResizableBuffer(b.mem)
 	defer buf.Release()
 	buf.Resize(arrow.TimestampTraits.BytesRequired(n))
 	out := arrow.TimestampTraits.CastFromBytes(buf.Bytes())
 	for i, v := range in.TimestampValues() {
-		q := v / 1000
-		if v%1000 < 0 {
-			q--
+		if v%1000 != 0 && in.IsValid(i) {
+			return nil, fmt.Errorf("%w: column %q: row %d holds %d ns since the epoch, which has nanoseconds a microsecond timestamp column cannot hold (a format v3 table's timestamp_ns column can; or truncate the input to microseconds)",
+				ErrIncompatibleType, nd.path, i, int64(v))
 		}
-		out[i] = q
+		out[i] = v / 1000
 	}
 
 	validity, nulls := b.validity(in.Data())
@@ -253,7 +257,7 @@ func (b builder) floorMicros(nd *node, in *array.Timestamp) arrow.Array {
 	}
 	data := array.NewData(nd.out, n, []*memory.Buffer{validity, buf}, nil, nulls, 0)
 	defer data.Release()
-	return array.MakeFromData(data)
+	return array.MakeFromData(data), nil
 }
 
 // widenDecimal converts decimal32 or decimal64 values to decimal128 of the

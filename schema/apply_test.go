@@ -109,7 +109,7 @@ func TestApplyGood(t *testing.T) {
 				opt(2, "ms", iceberg.PrimitiveTypes.TimestampTz),
 				opt(3, "ns", iceberg.PrimitiveTypes.TimestampTz),
 				opt(4, "neg", iceberg.PrimitiveTypes.Timestamp)),
-			rows: `[{"s": 1, "ms": 1, "ns": 1999, "neg": -1}]`,
+			rows: `[{"s": 1, "ms": 1, "ns": 1000, "neg": -1000}]`,
 			want: `{"ms":"1970-01-01T00:00:00.001Z","neg":"1969-12-31T23:59:59.999999","ns":"1970-01-01T00:00:00.000001Z","s":"1970-01-01T00:00:01"}`,
 		},
 		{

@@ -343,7 +343,11 @@ func (g *gen) value(b array.Builder, f arrow.Field) {
 	case *array.Decimal32Builder:
 		b.Append(decimal.Decimal32(v % 100))
 	case *array.TimestampBuilder:
-		b.Append(arrow.Timestamp(v * 997))
+		ts := v * 997
+		if b.Type().(*arrow.TimestampType).Unit == arrow.Nanosecond {
+			ts *= 1000 // whole microseconds: finer nanoseconds are refused (TestApplyNanosecondsRefused)
+		}
+		b.Append(arrow.Timestamp(ts))
 	case *array.BooleanBuilder:
 		b.Append(v%2 == 0)
 	case *array.Date32Builder:
@@ -412,7 +416,7 @@ func compareAt(out arrow.Array, i int, in arrow.Array, j int) string {
 
 // norm returns a comparable value for a primitive: integers as int64,
 // floats as float64, decimals as their unscaled integer text, timestamps as
-// microseconds floored.
+// microseconds.
 func norm(a arrow.Array, i int) any {
 	switch a := a.(type) {
 	case *array.Timestamp:
@@ -423,11 +427,7 @@ func norm(a arrow.Array, i int) any {
 		case arrow.Millisecond:
 			return v * 1e3
 		case arrow.Nanosecond:
-			q := v / 1000
-			if v%1000 < 0 {
-				q--
-			}
-			return q
+			return v / 1000
 		}
 		return v
 	case *array.Float32:

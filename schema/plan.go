@@ -12,18 +12,18 @@ import (
 type op uint8
 
 const (
-	opNull         op = iota // no input: all nulls of the output type
-	opSame                   // types equal: reuse the input array
-	opRetype                 // same buffers, output type (wider decimal, time zone alias)
-	opWrap                   // fixed[16] storage wrapped as the uuid extension
-	opCast                   // arrow compute cast (a lossless promotion)
-	opFloorMicros            // nanosecond timestamps floored to microseconds
-	opWidenDecimal           // decimal32 or decimal64 values widened to decimal128
-	opStruct                 // children resolved field by field
-	opList                   // list: element resolved
-	opLargeList              // large list: offsets narrowed, element resolved
-	opMap                    // map: entries struct (key, value) resolved
-	opDefault                // no input: the column's write-default in every row
+	opNull          op = iota // no input: all nulls of the output type
+	opSame                    // types equal: reuse the input array
+	opRetype                  // same buffers, output type (wider decimal, time zone alias)
+	opWrap                    // fixed[16] storage wrapped as the uuid extension
+	opCast                    // arrow compute cast (a lossless promotion)
+	opNanosToMicros           // nanosecond timestamps of whole microseconds to microseconds
+	opWidenDecimal            // decimal32 or decimal64 values widened to decimal128
+	opStruct                  // children resolved field by field
+	opList                    // list: element resolved
+	opLargeList               // large list: offsets narrowed, element resolved
+	opMap                     // map: entries struct (key, value) resolved
+	opDefault                 // no input: the column's write-default in every row
 )
 
 // node is the plan for one output array. The plan is built once by Resolve

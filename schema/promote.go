@@ -16,9 +16,12 @@ var errNotPromotable = errors.New("not a lossless promotion")
 // leaf returns how to build a primitive output array of type out, for table
 // type t, from an input array of type in. It allows the Iceberg promotions
 // (int to long, float to double, decimal precision up with the same scale),
+// unsigned integers into the Iceberg types that hold them (uint8 and uint16
+// into int, uint32 into long, uint64 into decimal(20+, 0)),
 // the Arrow encodings iceberg-go writes for the same Iceberg type (small
 // integers, large strings and binaries, fixed[16] for uuid) and the timestamp
-// units iceberg-go's WriteRecords accepts (s, ms and us; ns floored to us).
+// units iceberg-go's WriteRecords accepts (s, ms and us; ns of whole
+// microseconds, see nanosToMicros).
 // Anything else, narrowing included, is an error.
 func leaf(in arrow.DataType, t iceberg.Type, out arrow.DataType) (op, error) {
 	if arrow.TypeEqual(in, out) {
@@ -41,6 +44,9 @@ func leaf(in arrow.DataType, t iceberg.Type, out arrow.DataType) (op, error) {
 			return opCast, nil
 		}
 	case iceberg.DecimalType:
+		if in.ID() == arrow.UINT64 && t.Scale() == 0 && t.Precision() >= 20 {
+			return opCast, nil // every uint64 has at most 20 digits
+		}
 		return widerDecimal(in, t)
 	case iceberg.TimestampType:
 		return timestamp(in, false, arrow.Microsecond)
@@ -82,7 +88,8 @@ func widerDecimal(in arrow.DataType, t iceberg.DecimalType) (op, error) {
 
 // timestamp accepts input timestamps of the table's zone class (UTC-adjusted
 // or local) in a unit no finer than the table's, and nanoseconds for a
-// microsecond table, floored as iceberg-go's write path does.
+// microsecond table when their values are whole microseconds (Apply
+// checks each).
 func timestamp(in arrow.DataType, utc bool, unit arrow.TimeUnit) (op, error) {
 	ts, ok := in.(*arrow.TimestampType)
 	if !ok {
@@ -97,7 +104,7 @@ func timestamp(in arrow.DataType, utc bool, unit arrow.TimeUnit) (op, error) {
 	case ts.Unit < unit && unit == arrow.Microsecond:
 		return opCast, nil
 	case ts.Unit == arrow.Nanosecond && unit == arrow.Microsecond:
-		return opFloorMicros, nil
+		return opNanosToMicros, nil
 	}
 	return 0, errNotPromotable
 }

@@ -35,9 +35,13 @@ var ErrCompactMismatch = errors.New("table: compacted files do not hold the part
 // A partition the writer's [CompactPolicy] does not select (no delete
 // files and few small files: nothing to fold) is left as it is, with no
 // snapshot (Unchanged); so is one already compacted by this code
-// version. A partition that another writer changed while it was being
-// rewritten is not committed: [commit.ErrConflict], safe to retry; a
-// concurrent delete is never undone nor a new row dropped.
+// version. When another writer changes the partition while it is being
+// rewritten (new deletes, an upsert, a replacement), the new files are
+// removed and the partition is planned and rewritten again on the new
+// state, within the writer's [WithRetry] budget, then
+// [commit.ErrConflict]: a concurrent delete is never undone nor a new row
+// dropped. Commits to other partitions meanwhile only cost a retry of the
+// commit, not a rewrite.
 func (w *Writer) Compact(ctx context.Context, key partition.Key) (commit.Result, error) {
 	op := fmt.Sprintf("table: compact %s/%s", w.name, key)
 	ctx, done := w.observeReplace(ctx, op)
@@ -46,7 +50,34 @@ func (w *Writer) Compact(ctx context.Context, key partition.Key) (commit.Result,
 	return res, err
 }
 
+// errPartitionMoved says that the partition a compaction rewrote no
+// longer holds the files it read: it is planned again.
+var errPartitionMoved = errors.New("the partition changed while it was compacted")
+
 func (w *Writer) compact(ctx context.Context, op string, key partition.Key) (commit.Result, error) {
+	pol := w.cfg.policy
+	if pol.Attempts == 0 {
+		pol.Attempts = commit.DefaultPolicy.Attempts
+	}
+	attempts := 0
+	for {
+		result, err := w.compactOnce(ctx, op, key, max(pol.Attempts-attempts, 1))
+		attempts += result.Attempts
+		result.Attempts = attempts
+		switch {
+		case !errors.Is(err, errPartitionMoved):
+			return result, err
+		case attempts >= pol.Attempts:
+			return result, fmt.Errorf("%s: %w after %d attempts: %v", op, commit.ErrConflict, attempts, err)
+		}
+	}
+}
+
+// compactOnce plans and rewrites partition key on the writer's current
+// state and commits within attempts attempts. It fails with
+// errPartitionMoved (its files removed) when the partition changed in
+// between.
+func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, attempts int) (commit.Result, error) {
 	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -82,9 +113,10 @@ func (w *Writer) compact(ctx context.Context, op string, key partition.Key) (com
 	basePaths := paths(base[key])
 	req := w.request(op, tbl, spec, []snapshotcommit.Part{part})
 	req.Base = tbl
+	req.Policy.Attempts = attempts
 	req.Verify = func(_ *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {
 		if !slices.Equal(paths(files[key]), basePaths) {
-			return fmt.Errorf("%w: the partition changed while it was compacted", commit.ErrConflict)
+			return errPartitionMoved
 		}
 		return nil
 	}
@@ -96,7 +128,11 @@ func (w *Writer) compact(ctx context.Context, op string, key partition.Key) (com
 	case errors.As(err, &unknown):
 		return result, err // the files may be live: leave them to orphan cleanup
 	case err != nil:
-		return result, errors.Join(err, st.remove(part.Files))
+		rerr := st.remove(part.Files)
+		if rerr != nil && errors.Is(err, errPartitionMoved) { // no second rewrite while files are left behind
+			return result, fmt.Errorf("%s: %w: %v; removing its files: %w", op, commit.ErrConflict, err, rerr)
+		}
+		return result, errors.Join(err, rerr)
 	case result.Unchanged:
 		return result, st.remove(part.Files)
 	}

@@ -59,7 +59,7 @@ func (w *Writer) deleteKeys(ctx context.Context, op string, part partition.Key, 
 	if len(keyColumns) == 0 {
 		return commit.Result{}, fmt.Errorf("%s: %w: no key columns", op, ErrBadUpsertKey)
 	}
-	set, err := readKeys(ctx, tbl, keys, keyColumns)
+	set, rng, err := readKeys(ctx, tbl, keys, keyColumns)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -72,7 +72,7 @@ func (w *Writer) deleteKeys(ctx context.Context, op string, part partition.Key, 
 		if len(set) == 0 {
 			return nil, nil
 		}
-		m, err := newKeyMatcher(tbl, keyColumns, set)
+		m, err := newKeyMatcher(tbl, keyColumns, set, rng)
 		if err != nil {
 			return nil, err
 		}
@@ -171,46 +171,49 @@ func planDelete(ctx context.Context, w *Writer, tbl *icetable.Table, spec *parti
 	return locateWith(ctx, tbl, spec, k, base[k], tasks, m, fp)
 }
 
-// readKeys reads the encoded keys of the rows of keys.
-func readKeys(ctx context.Context, tbl *icetable.Table, keys array.RecordReader, keyColumns []string) (map[string]struct{}, error) {
+// readKeys reads the encoded keys of the rows of keys, and their first
+// column's values.
+func readKeys(ctx context.Context, tbl *icetable.Table, keys array.RecordReader, keyColumns []string) (map[string]struct{}, *keyRange, error) {
 	ks, err := tbl.Schema().Select(true, keyColumns...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
 	for _, c := range keyColumns {
 		if strings.Contains(c, ".") {
-			return nil, fmt.Errorf("%w: %q is not a top-level column of the table", ErrBadUpsertKey, c)
+			return nil, nil, fmt.Errorf("%w: %q is not a top-level column of the table", ErrBadUpsertKey, c)
 		}
 	}
 	res, err := schema.Resolve(keys.Schema(), ks, tbl.NameMapping(), schema.IgnoreUnknown)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	enc, err := recordid.NewEncoder(keyColumns...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
 	out := map[string]struct{}{}
+	rng := newKeyRange(keyColumns)
 	var buf []byte
 	for keys.Next() {
 		rec, err := res.Apply(ctx, keys.RecordBatch())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := enc.Bind(rec); err != nil {
 			rec.Release()
-			return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+			return nil, nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 		}
 		for row := range int(rec.NumRows()) {
 			buf = enc.Append(buf[:0], row)
 			out[string(buf)] = struct{}{}
 		}
+		rng.add(rec)
 		rec.Release()
 	}
 	if err := keys.Err(); err != nil {
-		return nil, fmt.Errorf("reading keys: %w", err)
+		return nil, nil, fmt.Errorf("reading keys: %w", err)
 	}
-	return out, nil
+	return out, rng, nil
 }
 
 // filterMatcher picks the rows that match a bound filter, evaluated with
@@ -240,6 +243,8 @@ func newFilterMatcher(tbl *icetable.Table, bound iceberg.BooleanExpression) (*fi
 }
 
 func (m *filterMatcher) readSchema() *iceberg.Schema { return m.schema }
+
+func (m *filterMatcher) mayHold(iceberg.DataFile) bool { return true }
 
 func (m *filterMatcher) match(ctx context.Context, rec arrow.RecordBatch, hit func(row int)) error {
 	d, err := m.eval(m.ctx(ctx), rec)

@@ -53,12 +53,18 @@ func BenchmarkMergeOnReadReadSlowdown(b *testing.B) {
 					b.Fatal(err)
 				}
 				rows.Release()
-				scan := func() float64 {
-					start := time.Now()
-					if n := scanRows(b, cat, ident); n != upsertBenchRows {
-						b.Fatalf("scan: %d rows, want %d", n, upsertBenchRows)
+				scan := func() float64 { // the fastest of 5 scans: a scan is short, the machine noisy
+					best := 0.0
+					for i := range 5 {
+						start := time.Now()
+						if n := scanRows(b, cat, ident); n != upsertBenchRows {
+							b.Fatalf("scan: %d rows, want %d", n, upsertBenchRows)
+						}
+						if d := time.Since(start).Seconds(); i == 0 || d < best {
+							best = d
+						}
 					}
-					return time.Since(start).Seconds()
+					return best
 				}
 				base += scan()
 				start := time.Now()

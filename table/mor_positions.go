@@ -35,19 +35,26 @@ type located struct {
 // file's rows (the matcher's columns, resolved to readSchema).
 type rowMatcher interface {
 	readSchema() *iceberg.Schema
+	// mayHold reports whether data file f may hold a row it picks (false
+	// skips the file unread).
+	mayHold(f iceberg.DataFile) bool
 	// match calls hit with each row of rec it picks.
 	match(ctx context.Context, rec arrow.RecordBatch, hit func(row int)) error
 }
 
-// keyMatcher picks the rows whose encoded key is in keys.
+// keyMatcher picks the rows whose encoded key is in keys. With a
+// keyRange (the keys' first column values) it skips the data files whose
+// bounds on that column hold none of them.
 type keyMatcher struct {
 	schema *iceberg.Schema // the key columns
 	enc    *recordid.Encoder
 	keys   map[string]struct{}
 	buf    []byte
+	rng    *keyRange // nil: every file is read
+	first  int       // field id of the first key column
 }
 
-func newKeyMatcher(tbl *icetable.Table, keyColumns []string, keys map[string]struct{}) (*keyMatcher, error) {
+func newKeyMatcher(tbl *icetable.Table, keyColumns []string, keys map[string]struct{}, rng *keyRange) (*keyMatcher, error) {
 	ks, err := tbl.Schema().Select(true, keyColumns...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
@@ -56,10 +63,18 @@ func newKeyMatcher(tbl *icetable.Table, keyColumns []string, keys map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
-	return &keyMatcher{schema: ks, enc: enc, keys: keys}, nil
+	m := &keyMatcher{schema: ks, enc: enc, keys: keys}
+	if f, ok := tbl.Schema().FindFieldByName(keyColumns[0]); ok && rng.prunes() {
+		m.rng, m.first = rng, f.ID
+	}
+	return m, nil
 }
 
 func (m *keyMatcher) readSchema() *iceberg.Schema { return m.schema }
+
+func (m *keyMatcher) mayHold(f iceberg.DataFile) bool {
+	return m.rng == nil || m.rng.mayHold(f, m.first)
+}
 
 func (m *keyMatcher) match(_ context.Context, rec arrow.RecordBatch, hit func(row int)) error {
 	if err := m.enc.Bind(rec); err != nil {
@@ -100,6 +115,9 @@ func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask) ([]
 	for _, t := range tasks {
 		if len(t.EqualityDeleteFiles) > 0 {
 			return nil, errEqualityDeletes
+		}
+		if !l.m.mayHold(t.File) {
+			continue
 		}
 		existing, err := l.deleted(t)
 		if err != nil {

@@ -58,12 +58,13 @@ func (u *upsert) runMOR(ctx context.Context, tbl *icetable.Table) (commit.Result
 
 // planDelta plans the upsert's change of partition k on tbl.
 func (u *upsert) planDelta(ctx context.Context, tbl *icetable.Table, k partition.Key) (*rowDelta, error) {
-	win, err := u.chg.winners(ctx, k)
+	rng := newKeyRange(u.keyColumns)
+	win, err := u.chg.winners(ctx, k, rng)
 	if err != nil {
 		return nil, err
 	}
 	fp := changeFingerprint("mor-upsert", u.keyColumns, win)
-	d, err := locateDelta(ctx, u.w, tbl, u.spec, k, u.keyColumns, win, fp)
+	d, err := locateDelta(ctx, u.w, tbl, u.spec, k, u.keyColumns, win, rng, fp)
 	if d == nil || err != nil {
 		return d, err
 	}
@@ -84,10 +85,11 @@ func (u *upsert) planDelta(ctx context.Context, tbl *icetable.Table, k partition
 }
 
 // locateDelta plans the deleting half of a change of partition k: the
-// live rows whose encoded key is in keys get delete files. It returns nil
-// when the partition already holds what the change fp from this code
-// version left.
-func locateDelta[V any](ctx context.Context, w *Writer, tbl *icetable.Table, spec *partition.Spec, k partition.Key, keyColumns []string, keys map[string]V, fp string) (*rowDelta, error) {
+// live rows whose encoded key is in keys get delete files; rng (nil: none)
+// holds the keys' first column values, to skip data files by their
+// bounds. It returns nil when the partition already holds what the change
+// fp from this code version left.
+func locateDelta[V any](ctx context.Context, w *Writer, tbl *icetable.Table, spec *partition.Spec, k partition.Key, keyColumns []string, keys map[string]V, rng *keyRange, fp string) (*rowDelta, error) {
 	base, err := snapshotcommit.Files(ctx, tbl, spec, []partition.Key{k})
 	if err != nil {
 		return nil, err
@@ -103,7 +105,7 @@ func locateDelta[V any](ctx context.Context, w *Writer, tbl *icetable.Table, spe
 	for key := range keys {
 		set[key] = struct{}{}
 	}
-	m, err := newKeyMatcher(tbl, keyColumns, set)
+	m, err := newKeyMatcher(tbl, keyColumns, set, rng)
 	if err != nil {
 		return nil, err
 	}

@@ -199,8 +199,9 @@ func (c *changes) each(ctx context.Context, k partition.Key, fn func(rec arrow.R
 
 // winners reads the spilled input of partition k and resolves duplicate
 // keys (see [Writer.Upsert] for the rule, which does not depend on the
-// input order): by key bytes, the hash of the row that wins.
-func (c *changes) winners(ctx context.Context, k partition.Key) (map[string]fingerprint.Hash, error) {
+// input order): by key bytes, the hash of the row that wins. When rng is
+// not nil it gets the first key column's values.
+func (c *changes) winners(ctx context.Context, k partition.Key, rng *keyRange) (map[string]fingerprint.Hash, error) {
 	enc, err := recordid.NewEncoder(c.keyColumns...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
@@ -218,6 +219,9 @@ func (c *changes) winners(ctx context.Context, k partition.Key) (map[string]fing
 		ordOf, err := orderColumn(rec, c.order)
 		if err != nil {
 			return err
+		}
+		if rng != nil {
+			rng.add(rec)
 		}
 		hashes = rows.Hashes(rec, hashes)
 		for row := range int(rec.NumRows()) {

@@ -89,7 +89,7 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 		sum.Add(rec)
 		return m.st.add(rec)
 	}
-	win, err := u.chg.winners(ctx, k)
+	win, err := u.chg.winners(ctx, k, nil)
 	if err != nil {
 		return m, err
 	}

@@ -64,11 +64,12 @@ func readParquet(ctx context.Context, path string, batch int64) (array.RecordRea
 
 // input is one generated input file: orders of days consecutive UTC days
 // ending at [day], perDay rows each (upsert: the changed and new rows of
-// an upsert into a partition of perDay rows).
+// an upsert into a partition of perDay rows; with newOnly, 20k new rows).
 type input struct {
 	name         string
 	days, perDay int
 	upsert       bool
+	newOnly      bool
 }
 
 func (in input) path(dir string) string {
@@ -88,8 +89,17 @@ func (in input) generate(dir string) (string, error) {
 			r.Release()
 		}
 	}()
-	if in.upsert {
-		// 10k existing orders with a changed amount, then 10k new ones.
+	switch {
+	case in.upsert && in.newOnly:
+		// 20k new orders, above every order of the partition.
+		added := make([]orderdata.Order, 20_000)
+		for k := range added {
+			added[k] = orderdata.At(day, in.perDay+k, in.perDay+20_000)
+		}
+		recs = append(recs, orderdata.Batch(sc, added))
+	case in.upsert:
+		// 10k existing orders with a changed amount, spread over the whole
+		// partition, then 10k new ones.
 		changed, added := make([]orderdata.Order, 10_000), make([]orderdata.Order, 10_000)
 		for k := range changed {
 			changed[k] = orderdata.At(day, k*(in.perDay/10_000), in.perDay)
@@ -97,7 +107,7 @@ func (in input) generate(dir string) (string, error) {
 			added[k] = orderdata.At(day, in.perDay+k, in.perDay+10_000)
 		}
 		recs = append(recs, orderdata.Batch(sc, changed), orderdata.Batch(sc, added))
-	} else {
+	default:
 		for d := in.days - 1; d >= 0; d-- {
 			s := orderdata.Stream(day.AddDate(0, 0, -d), in.perDay, 65536)
 			for s.Next() {

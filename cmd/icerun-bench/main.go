@@ -21,7 +21,7 @@
 // the peers are peers/peer.py (embedded) run with $ICERUN_PYTHON:
 //
 //	eval "$(scripts/engines)"
-//	go run ./cmd/icerun-bench -peers [-runs 3] [-scenarios replace,dynamic,size,backfill,upsert,upsert10m] [-engines ...] [-backfill 400x10000]
+//	go run ./cmd/icerun-bench -peers [-runs 3] [-scenarios replace,dynamic,size,backfill,upsert,upsert10m,upsert10m-new] [-engines ...] [-backfill 400x10000]
 //
 // Scenarios: replace one day of -rows rows; a dynamic overwrite of 30
 // days x 100k rows; replace one day of 10k rows in a table of -partitions
@@ -30,7 +30,9 @@
 // a PyIceberg loop, a Spark loop of INSERT OVERWRITE); an upsert of 10k
 // changed and 10k new orders into a 1M-row day (icerun copy-on-write
 // and merge-on-read, icerun-mor; Spark MERGE INTO copy-on-write and
-// merge-on-read), and with upsert10m into a 10M-row day (icerun only). The job is timed from the first read
+// merge-on-read), and with upsert10m into a 10M-row day (icerun only); with
+// upsert10m-new, an upsert of 20k new orders only, above every order of a
+// 10M-row day (icerun only). The job is timed from the first read
 // of the input to the end of the commit; Spark's JVM start and session
 // creation are reported apart. Peak RSS is the whole process tree's.
 package main
@@ -66,7 +68,7 @@ func main() {
 	batchFlag := flag.String("batch", "8192", "input batch rows for the throughput runs (iceberg-go's writer queues up to 64 batches)")
 	runsFlag := flag.Int("runs", 5, "rounds of the throughput runs (the partition runs get twice as many, plus one); -peers: rounds of every scenario")
 	peers := flag.Bool("peers", false, "run icerun beside raw iceberg-go, PyIceberg, Spark and the Parquet floor (issue #12) instead; Python from $ICERUN_PYTHON")
-	scenarios := flag.String("scenarios", "", "-peers: comma-separated subset of replace,dynamic,size,backfill,upsert,upsert10m (default all)")
+	scenarios := flag.String("scenarios", "", "-peers: comma-separated subset of replace,dynamic,size,backfill,upsert,upsert10m,upsert10m-new (default all)")
 	enginesFlag := flag.String("engines", "", "-peers: comma-separated subset of icerun,raw,pyiceberg,spark-cow,spark-mor,pqarrow,pyarrow (default all)")
 	backfillFlag := flag.String("backfill", "400x10000", "-peers: days x rows per day of the backfill scenario")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")

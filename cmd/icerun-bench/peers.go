@@ -39,35 +39,40 @@ func peerBlocks(rows []int, parts []int, bfDays, bfRows int, only, engines strin
 	if want("replace") {
 		for _, n := range rows {
 			bs = append(bs, block{fmt.Sprintf("1. replace 1 day, %s rows", count(n)), "replace",
-				input{fmt.Sprintf("day-%d", n), 1, n, false}, request{Parts: 1},
+				input{fmt.Sprintf("day-%d", n), 1, n, false, false}, request{Parts: 1},
 				[]string{"icerun", "raw", "pyiceberg", "spark-cow", "pqarrow", "pyarrow"}})
 		}
 	}
 	if want("dynamic") {
 		bs = append(bs, block{"2. dynamic overwrite, 30 days x 100k rows", "dynamic",
-			input{"days-30x100000", 30, 100_000, false}, request{Parts: 30},
+			input{"days-30x100000", 30, 100_000, false, false}, request{Parts: 30},
 			[]string{"icerun", "raw", "pyiceberg", "spark-cow"}})
 	}
 	if want("size") {
 		for _, p := range parts {
 			bs = append(bs, block{fmt.Sprintf("3. replace 1 of %s partitions, 10k rows", count(p)), "replace",
-				input{"day-10000", 1, 10_000, false}, request{Parts: p},
+				input{"day-10000", 1, 10_000, false, false}, request{Parts: p},
 				[]string{"icerun", "raw", "pyiceberg", "spark-cow"}})
 		}
 	}
 	if want("backfill") {
 		bs = append(bs, block{fmt.Sprintf("4. backfill %d days x %s rows, 1 commit/day", bfDays, count(bfRows)), "backfill",
-			input{fmt.Sprintf("days-%dx%d", bfDays, bfRows), bfDays, bfRows, false}, request{},
+			input{fmt.Sprintf("days-%dx%d", bfDays, bfRows), bfDays, bfRows, false, false}, request{},
 			[]string{"icerun", "raw", "pyiceberg", "spark-cow"}})
 	}
 	if want("upsert") {
 		bs = append(bs, block{"5. upsert 10k changed + 10k new into 1M rows", "upsert",
-			input{"upsert-1000000", 1, 1_000_000, true}, request{DayRows: 1_000_000},
+			input{"upsert-1000000", 1, 1_000_000, true, false}, request{DayRows: 1_000_000},
 			[]string{"icerun", "icerun-mor", "pyiceberg", "spark-cow", "spark-mor"}})
 	}
 	if want("upsert10m") {
 		bs = append(bs, block{"6. upsert 10k changed + 10k new into 10M rows", "upsert",
-			input{"upsert-10000000", 1, 10_000_000, true}, request{DayRows: 10_000_000},
+			input{"upsert-10000000", 1, 10_000_000, true, false}, request{DayRows: 10_000_000},
+			[]string{"icerun", "icerun-mor"}})
+	}
+	if want("upsert10m-new") {
+		bs = append(bs, block{"7. upsert 20k new into 10M rows", "upsert",
+			input{name: "upsert-new-10000000", days: 1, perDay: 10_000_000, upsert: true, newOnly: true}, request{DayRows: 10_000_000},
 			[]string{"icerun", "icerun-mor"}})
 	}
 	return bs

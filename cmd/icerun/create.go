@@ -139,6 +139,7 @@ func fileSchema(from string, sc *arrow.Schema, required []string) (*iceberg.Sche
 	}
 	fields := slices.Clone(sc.Fields())
 	for i := range fields {
+		fields[i].Type = holdingUnsigned(fields[i].Type)
 		fields[i].Nullable = !want[fields[i].Name]
 		delete(want, fields[i].Name)
 	}
@@ -151,6 +152,40 @@ func fileSchema(from string, sc *arrow.Schema, required []string) (*iceberg.Sche
 		return nil, fmt.Errorf("schema of %s: %w", from, err)
 	}
 	return sch, nil
+}
+
+// holdingUnsigned is dt with every unsigned integer type replaced by the
+// type whose Iceberg counterpart holds all its values, as Spark reads
+// Parquet's UINT_32 and UINT_64: uint32 as long (iceberg-go would make it
+// an int, which the following load refuses) and uint64 as decimal(20, 0).
+func holdingUnsigned(dt arrow.DataType) arrow.DataType {
+	switch t := dt.(type) {
+	case *arrow.Uint32Type:
+		return arrow.PrimitiveTypes.Int64
+	case *arrow.Uint64Type:
+		return &arrow.Decimal128Type{Precision: 20, Scale: 0}
+	case *arrow.StructType:
+		fields := slices.Clone(t.Fields())
+		for i := range fields {
+			fields[i].Type = holdingUnsigned(fields[i].Type)
+		}
+		return arrow.StructOf(fields...)
+	case *arrow.ListType:
+		elem := t.ElemField()
+		elem.Type = holdingUnsigned(elem.Type)
+		return arrow.ListOfField(elem)
+	case *arrow.LargeListType:
+		elem := t.ElemField()
+		elem.Type = holdingUnsigned(elem.Type)
+		return arrow.LargeListOfField(elem)
+	case *arrow.MapType:
+		key, item := t.KeyField(), t.ItemField()
+		key.Type, item.Type = holdingUnsigned(key.Type), holdingUnsigned(item.Type)
+		m := arrow.MapOfFields(key, item)
+		m.KeysSorted = t.KeysSorted
+		return m
+	}
+	return dt
 }
 
 // parseSpec parses Spark's partition transform syntax against sch. Field

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/icerun/icerun/examples/orderdata"
@@ -107,4 +109,51 @@ func TestCreateRefusesInvalidPartitionFieldName(t *testing.T) {
 	require.Contains(t, errs, "event_date")
 	code, _, _ = icerun("describe", "shop.a", "-warehouse", wh)
 	require.NotEqual(t, 0, code, "no table was created")
+}
+
+// Unsigned columns (DuckDB's UINTEGER, UBIGINT and lists of them) get
+// table types that hold every value: uint32 a long, uint64 a
+// decimal(20, 0). The files then load, and the largest values read back
+// exactly.
+func TestCreateFromUnsignedColumns(t *testing.T) {
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "wh")
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "u32", Type: arrow.PrimitiveTypes.Uint32, Nullable: true},
+		{Name: "u64", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Uint32), Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Uint32Builder).AppendValues([]uint32{math.MaxUint32, 7}, nil)
+	b.Field(1).(*array.Uint64Builder).AppendValues([]uint64{math.MaxUint64, 1 << 63}, nil)
+	lb := b.Field(2).(*array.ListBuilder)
+	for range 2 {
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Uint32Builder).Append(math.MaxUint32)
+	}
+	rec := b.NewRecordBatch()
+	writeRecord(t, filepath.Join(dir, "u.parquet"), rec)
+	rec.Release()
+
+	code, out, errs := icerun("create", "shop.u", "-warehouse", wh, "-schema-from", filepath.Join(dir, "u.parquet"))
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "u32: optional long")
+	require.Contains(t, out, "u64: optional decimal(20, 0)")
+	require.Contains(t, out, "list<long>")
+	code, _, errs = icerun("replace", "shop.u", "-warehouse", wh, filepath.Join(dir, "u.parquet"))
+	require.Equal(t, 0, code, errs)
+	rows := tableRows(t, wh, icetable.Identifier{"shop", "u"})
+	defer rows.Release()
+	require.EqualValues(t, 2, rows.NumRows())
+	var got []string
+	for _, name := range []string{"u32", "u64", "l"} {
+		col := rows.Column(rows.Schema().FieldIndices(name)[0])
+		for _, chunk := range col.Data().Chunks() {
+			for i := range chunk.Len() {
+				got = append(got, chunk.ValueStr(i))
+			}
+		}
+	}
+	require.ElementsMatch(t, []string{"4294967295", "7", "18446744073709551615", "9223372036854775808", "[4294967295]", "[4294967295]"}, got)
 }
