@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -93,6 +94,7 @@ func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable
 		args := append([]string{"sink", strings.Join(ident, "."), "-brokers", cfg.brokers, "-topic", topic,
 			"-group", "g-" + topic, "-commit-rows", strconv.Itoa(commitRows), "-commit-interval", cfg.commitInterval.String(),
 			"-session-timeout", chaosSession.String()}, cc.args...)
+		args = append(args, "-dead-letter", cc.ns+".events_dead")
 		if cfg.eventTime {
 			args = append(args, "-event-time", "event_time", "-allowed-lateness", chaosLateness.String())
 		}
@@ -211,6 +213,9 @@ func newProgress(t *testing.T, cc chaosCatalog, ident icetable.Identifier) *prog
 
 func (p *progress) rows(t *testing.T) int64 {
 	tbl, err := p.cat.LoadTable(context.Background(), p.ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return 0 // not created yet
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

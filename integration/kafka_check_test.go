@@ -34,9 +34,9 @@ type chaosSent struct {
 // expectChaos decides, as the sinks must, the fate of every record sent:
 // per partition in offset order, with event time, a record is late when
 // its day ended at or before the partition's maximum event time so far
-// minus the lateness (it goes to the side table); in keyed mode a record whose id an earlier
-// record of the table holds is a duplicate (dropped); every other record
-// is a row of the table.
+// minus the lateness (it goes to the side table); every other record is a
+// row of the table, once per message in keyed mode (a producer's copies
+// are in two partitions).
 func expectChaos(sent []chaosSent, keyed, eventTime bool, spacing time.Duration) (main, late []chaosSent) {
 	byPart := map[int32][]chaosSent{}
 	for _, r := range sent {
@@ -45,20 +45,24 @@ func expectChaos(sent []chaosSent, keyed, eventTime bool, spacing time.Duration)
 	for _, recs := range byPart {
 		slices.SortFunc(recs, func(a, b chaosSent) int { return cmp.Compare(a.off, b.off) })
 		maxSeen := int64(math.MinInt64)
-		seen := map[int]bool{}
 		for _, r := range recs {
 			at := chaosEventTime(r.seq, spacing)
 			maxSeen = max(maxSeen, at)
 			dayEnd := time.UnixMicro(at).UTC().Truncate(24 * time.Hour).Add(24 * time.Hour).UnixMicro()
-			switch {
-			case eventTime && dayEnd <= maxSeen-chaosLateness.Microseconds():
+			if eventTime && dayEnd <= maxSeen-chaosLateness.Microseconds() {
 				late = append(late, r)
-			case keyed && seen[r.seq]:
-			default:
-				seen[r.seq] = true
+			} else {
 				main = append(main, r)
 			}
 		}
+	}
+	if keyed { // one copy of each message (which one depends on the order the sinks commit)
+		seen := map[int]bool{}
+		main = slices.DeleteFunc(main, func(r chaosSent) bool {
+			dup := seen[r.seq]
+			seen[r.seq] = true
+			return dup
+		})
 	}
 	return main, late
 }
@@ -207,4 +211,59 @@ func filesPerDay(t *testing.T, cc chaosCatalog, ident icetable.Identifier) strin
 		out = append(out, fmt.Sprintf("%s:%d", day, n[day]))
 	}
 	return strings.Join(out, " ")
+}
+
+// checkDeadLetters compares the dead-letter table's records
+// (sink.DeadLetterRaw) with the bad records sent: each exactly once.
+func checkDeadLetters(t *testing.T, cc chaosCatalog, ident icetable.Identifier, bad map[string]bool) chaosDiff {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := cc.open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeCatalog(cat)
+	count := map[string]int{}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
+		t.Fatal(err)
+	}
+	if err == nil && tbl.CurrentSnapshot() != nil {
+		_, recs, err := tbl.Scan(icetable.WithSelectedFields(sink.DeadLetterRaw)).ToArrowRecords(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rec, err := range recs {
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch col := rec.Column(0).(type) {
+			case *array.String:
+				for i := 0; i < col.Len(); i++ {
+					count[col.Value(i)]++
+				}
+			case *array.Binary:
+				for i := 0; i < col.Len(); i++ {
+					count[string(col.Value(i))]++
+				}
+			default:
+				t.Fatalf("dead-letter column %s is %s", sink.DeadLetterRaw, col.DataType())
+			}
+			rec.Release()
+		}
+	}
+	var d chaosDiff
+	for b := range bad {
+		switch n := count[b]; {
+		case n == 0:
+			d.missing++
+		case n > 1:
+			d.extra += n - 1
+		}
+		delete(count, b)
+	}
+	for _, n := range count {
+		d.extra += n
+	}
+	return d
 }

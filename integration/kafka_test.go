@@ -30,7 +30,10 @@ import (
 // restarted once when scripts/integration provides ICERUN_KAFKA_RESTART,
 // and a share of the messages is produced twice with new offsets (a
 // producer's retry), some right after the first copy, some with the next
-// batch. With ICERUN_KAFKA_DAYS the sinks run with event time (one hour of
+// batch, to the partition after the first copy's. Half the messages carry
+// their event time as RFC 3339 text, half as microseconds; 0.5% of the
+// records are not rows of the table and must land in the dead-letter table
+// once each. With ICERUN_KAFKA_DAYS the sinks run with event time (one hour of
 // allowed lateness) over messages spanning that many days, so days close,
 // are compacted, and retries whose day closed meanwhile are late. The test
 // decides from every record's position what the sinks must do with it
@@ -121,14 +124,26 @@ var chaosDay0 = time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
 const chaosLateness = time.Hour
 
 // chaosMessage is the JSON of message seq: id "m<seq>", event times
-// spacing apart from chaosDay0 on.
+// spacing apart from chaosDay0 on (plus seq%1000 microseconds), as RFC
+// 3339 text in +02:00 for even seqs, as microseconds for odd ones.
 func chaosMessage(seq int, spacing time.Duration) (id, value string) {
 	id = "m" + strconv.Itoa(seq)
-	return id, fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%d}`, id, seq, chaosEventTime(seq, spacing))
+	at := chaosEventTime(seq, spacing)
+	if seq%2 == 0 {
+		text := time.UnixMicro(at).In(time.FixedZone("", 2*3600)).Format(time.RFC3339Nano)
+		return id, fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%q}`, id, seq, text)
+	}
+	return id, fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%d}`, id, seq, at)
 }
 
 func chaosEventTime(seq int, spacing time.Duration) int64 {
-	return chaosDay0.Add(time.Duration(seq) * spacing).UnixMicro()
+	return chaosDay0.Add(time.Duration(seq)*spacing + time.Duration(seq%1000)*time.Microsecond).UnixMicro()
+}
+
+// chaosBad is the n-th record that is not a row of the table: bad JSON, a
+// wrong type, a required field missing.
+func chaosBad(n int) string {
+	return fmt.Sprintf([]string{`{"id":"b%d"`, `{"id":"b%d","seq":"x","event_time":0}`, `{"seq":%d,"event_time":0}`}[n%3], n)
 }
 
 // kafkaChaos runs the chaos scenario on one catalog target. keyed: the
@@ -157,9 +172,9 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 		t.Fatal(err)
 	}
 	topic := fmt.Sprintf("events-%d", time.Now().UnixNano())
-	// The default partitioner hashes the record key: a producer's retry of
-	// a message goes to the same partition, as keyed mode requires.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.brokers), kgo.DefaultProduceTopic(topic))
+	// Records name their partition: a producer's duplicate goes to the
+	// partition after its first copy's (another sink's, often).
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +185,11 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	defer sinks.killAll()
 
 	// The producer: unique messages; dupPercent of them sent twice (a
-	// producer retry: a new offset), half right after the first copy,
-	// half with the next batch. Every record is kept with its position.
+	// producer retry: a new offset in the next partition), half right
+	// after the first copy, half with the next batch; 0.5% bad records.
+	// Every record is kept with its position.
 	var sent []chaosSent
+	bad := map[string]bool{}
 	produced := 0
 	var retries []*kgo.Record
 	produce := func(n int) {
@@ -180,15 +197,21 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 		retries = nil
 		for range n {
 			id, v := chaosMessage(produced, cfg.spacing)
-			r := &kgo.Record{Key: []byte(id), Value: []byte(v)}
+			part := int32(produced % cfg.parts)
+			r := &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: part}
 			recs = append(recs, r)
 			if rand.IntN(100) < cfg.dupPercent {
-				dup := &kgo.Record{Key: r.Key, Value: r.Value}
+				dup := &kgo.Record{Key: r.Key, Value: r.Value, Partition: (part + 1) % int32(cfg.parts)}
 				if rand.IntN(2) == 0 {
 					recs = append(recs, dup)
 				} else {
 					retries = append(retries, dup)
 				}
+			}
+			if rand.IntN(200) == 0 {
+				b := chaosBad(len(bad))
+				bad[b] = true
+				recs = append(recs, &kgo.Record{Value: []byte(b), Partition: part})
 			}
 			produced++
 		}
@@ -197,6 +220,9 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 		for _, res := range cl.ProduceSync(pctx, recs...) {
 			if res.Err != nil {
 				t.Fatalf("produce: %v", res.Err)
+			}
+			if res.Record.Key == nil {
+				continue // a bad record
 			}
 			seq, _ := strconv.Atoi(strings.TrimPrefix(string(res.Record.Key), "m"))
 			sent = append(sent, chaosSent{seq: seq, part: res.Record.Partition, off: res.Record.Offset})
@@ -250,17 +276,20 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	}
 	main, late := expectChaos(sent, keyed, cfg.eventTime, cfg.spacing)
 	watch.until(t, int64(len(main)), "every message")
+	deadIdent := icetable.Identifier{cc.ns, "events_dead"}
+	(&progress{cat: watch.cat, ident: deadIdent}).until(t, int64(len(bad)), "every bad record")
 	sinks.stopAll()
+	deadDiff := checkDeadLetters(t, cc, deadIdent, bad)
 
 	got := readChaosRows(t, cc, ident, cfg.spacing)
 	gotLate := readLateRows(t, cc, ident, cfg.spacing)
 	mainDiff := diffChaos(main, got)
 	lateDiff := diffChaos(late, gotLate)
-	t.Logf("%s keyed=%v: %d unique messages (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; table: %d rows checked for %d expected: %s; side table: %d late rows checked for %d expected: %s; %s; data files per day: %s",
+	t.Logf("%s keyed=%v: %d unique messages (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; table: %d rows checked for %d expected: %s; side table: %d late rows checked for %d expected: %s; dead-letter table: %d bad records: %s; %s; data files per day: %s",
 		tg.name, keyed, produced, len(sent), len(sent)-produced, cfg.procs, cfg.parts, sinks.kills, sinks.pauses, cfg.brokerKills,
-		time.Since(began).Round(time.Second), len(got), len(main), mainDiff, len(gotLate), len(late), lateDiff, sinks.figures(), filesPerDay(t, cc, ident))
-	if !mainDiff.none() || !lateDiff.none() {
-		t.Errorf("table: %s; side table: %s", mainDiff, lateDiff)
+		time.Since(began).Round(time.Second), len(got), len(main), mainDiff, len(gotLate), len(late), lateDiff, len(bad), deadDiff, sinks.figures(), filesPerDay(t, cc, ident))
+	if !mainDiff.none() || !lateDiff.none() || !deadDiff.none() {
+		t.Errorf("table: %s; side table: %s; dead-letter table: %s", mainDiff, lateDiff, deadDiff)
 	}
 }
 

@@ -15,9 +15,11 @@ import (
 )
 
 // Commit publishes the pending rows in one snapshot that also records their
-// positions (see [SummaryPositions]); late rows are committed to the side
-// table first, so that a crash between the two commits only replays rows
-// the side table then drops. With nothing pending it commits nothing and
+// positions (see [SummaryPositions]). Late rows and dead letters are
+// committed to their side tables first (Iceberg commits one table at a
+// time), each side table recording the positions it holds, so that a
+// crash between the commits only replays rows the side table then drops:
+// every row lands exactly once in the table it belongs to. With nothing pending it commits nothing and
 // returns the zero Result.
 //
 // On error nothing of the pending batch is in the table (except after a
@@ -31,9 +33,12 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 	if len(s.pending) == 0 {
 		return commit.Result{}, nil
 	}
-	if s.late != nil && len(s.late.sink.pending) > 0 {
-		if _, err := s.late.sink.Commit(ctx); err != nil {
-			return commit.Result{}, errors.Join(fmt.Errorf("sink: %s: late rows: %w", s.name, err), s.discard(ctx))
+	for _, side := range s.sides() {
+		if len(side.pending) == 0 {
+			continue
+		}
+		if _, err := side.Commit(ctx); err != nil {
+			return commit.Result{}, errors.Join(fmt.Errorf("sink: %s: side table %s: %w", s.name, side.name, err), s.discard(ctx))
 		}
 	}
 	var files []iceberg.DataFile
@@ -63,6 +68,11 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 			if err != nil {
 				return nil, err
 			}
+			if s.keys != nil {
+				if err := s.keys.checkCommitted(ctx, s, tbl); err != nil {
+					return nil, err
+				}
+			}
 			merged = m
 			return s.summaryProps(m)
 		},
@@ -77,7 +87,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		if !errors.As(err, &unknown) {
 			err = errors.Join(err, removeFiles(context.WithoutCancel(ctx), s.tbl, files))
 		}
-		if errors.Is(err, ErrFenced) {
+		if errors.Is(err, ErrFenced) || errors.Is(err, ErrKeyCommitted) {
 			s.stats.Fenced++
 		}
 		s.cfg.log.Warn("sink commit failed", slog.String("table", s.name), slog.Int64("rows", s.rows), slog.Any("error", err))
@@ -92,15 +102,18 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 			return res, err
 		}
 		merged = s.committed
+		if s.keys != nil {
+			s.keys.forget()
+		}
 	}
 	s.committed = merged
 	s.stats.Appended += s.rows
 	s.stats.Commits++
 	s.cfg.log.Info("sink commit", slog.String("table", s.name), slog.Int64("snapshot", res.SnapshotID),
 		slog.Int64("rows", s.rows), slog.Int("files", len(files)), slog.Int("attempts", res.Attempts),
-		slog.Int("source_partitions", len(s.pending)))
+		slog.Int("source_partitions", len(s.pending)), slog.Int64("dead_letters_total", s.stats.DeadLetters))
 	if s.keys != nil {
-		s.keys.commitPending()
+		s.keys.commitPending(s, files, res.SnapshotID)
 	}
 	s.reset()
 	if err := s.expire(ctx); err != nil {

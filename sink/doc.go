@@ -47,16 +47,24 @@
 //
 // With [WithKey] a business key column (such as the deterministic ids of
 // package recordid) dedupes a producer's own duplicates that arrive with
-// new offsets, within a commit and against the rows the table holds; see
-// [WithKey] for its cost.
+// new offsets, on any source partition, within a commit and against the
+// rows the table holds, including those other sinks commit meanwhile
+// ([ErrKeyCommitted]); see [WithKey] for its cost.
+//
+// # Dead letters
+//
+// A message the caller cannot turn into a row goes to [Sink.Reject]: to the
+// dead-letter table of [WithDeadLetter] with its bytes, reason and
+// position, exactly once like a row; without one, Reject fails with a
+// [BadMessageError] and the stream stops at the message.
 //
 // # Caveats
 //
 //   - Positions are read from the newest snapshot on main that records
 //     them, else (after expiry) from the table property [PropertyPositions]
 //     that every sink commit sets too.
-//   - Every commit's metadata lists every snapshot: use
-//     [WithSnapshotExpiry] on a long-running stream.
+//   - Every commit's metadata lists every snapshot: the sink expires
+//     snapshots by default ([DefaultKeepSnapshots], [WithSnapshotExpiry]).
 //   - A Sink is not safe for concurrent use; run one per goroutine.
 //   - Files of a batch that never committed (a crash) are orphans until
 //     cleanup.Orphans removes them; they are never visible to readers.

@@ -5,8 +5,13 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/icerun/icerun/backfill"
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/table"
 )
 
 // With snapshot expiry the table keeps a bounded number of snapshots, and
@@ -38,5 +43,66 @@ func TestSnapshotExpiryKeepsPositions(t *testing.T) {
 	}
 	if got := ids(t, cat, ident); len(got) != 12 {
 		t.Errorf("table holds %d rows, want 12", len(got))
+	}
+}
+
+// When expiry leaves no snapshot that records the positions (another
+// writer's snapshots came after the sink's), they come from the table
+// property every sink commit sets.
+func TestPositionsSurviveExpiryOfEverySinkSnapshot(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := eventsTable(t, cat, "events")
+	s, err := sink.Open(ctx, cat, ident, sink.WithCommitRows(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for o := int64(0); o < 3; o++ {
+		mustWrite(t, s, sp0, o, o+1)
+	}
+	// Another writer appends twice, without positions.
+	for o := int64(100); o < 102; o++ {
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, _ := messages(7, o, o+1)
+		rec := batch(ms)
+		rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx := tbl.NewTransaction()
+		if err := tx.Append(ctx, rdr, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rdr.Release()
+		rec.Release()
+	}
+	w, err := table.Open(ctx, cat, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := backfill.Expire(ctx, w, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, snap := range tbl.Metadata().Snapshots() {
+		if _, ok := snap.Summary.Properties[sink.SummaryPositions]; ok {
+			t.Fatalf("snapshot %d still records the positions", snap.SnapshotID)
+		}
+	}
+	r, err := sink.Open(ctx, cat, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start, err := r.Start(ctx, sp0); err != nil || start[sp0] != 2 {
+		t.Errorf("Start = %v, %v; want %s at 2", start, err, sp0)
 	}
 }

@@ -15,18 +15,22 @@ import (
 )
 
 // chaosStream is delivered in three commits; "late" arrives after the
-// watermark closed its day and goes to the side table.
+// watermark closed its day and goes to the side table; the message after
+// the second batch (offset badOffset) is rejected to the dead-letter
+// table.
 var chaosStream = [][]msg{
 	{{"a", 0, day0.Add(time.Hour)}, {"b", 1, day0.Add(2 * time.Hour)}},
 	{{"c", 2, day0.Add(26 * time.Hour)}, {"late", 3, day0.Add(3 * time.Hour)}},
 	{{"d", 4, day0.Add(27 * time.Hour)}},
 }
 
+const badOffset = 4
+
 // deliverAll runs a sink over chaosStream on cat from the positions the
 // table holds, committing after each batch, and stops at the first error
 // (a crash: the sink is abandoned, its pending files left behind).
 func deliverAll(ctx context.Context, cat catalog.Catalog, ident []string) error {
-	s, err := sink.Open(ctx, cat, ident, sink.WithEventTime("event_time", time.Hour),
+	s, err := sink.Open(ctx, cat, ident, sink.WithEventTime("event_time", time.Hour), sink.WithDeadLetter(deadIdent),
 		sink.WithRetry(commit.Policy{Attempts: 3, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Timeout: 20 * time.Second}))
 	if err != nil {
 		return err
@@ -46,6 +50,12 @@ func deliverAll(ctx context.Context, cat catalog.Catalog, ident []string) error 
 		rec.Release()
 		if err != nil {
 			return err
+		}
+		if off == badOffset {
+			if err := s.Reject(ctx, sp0, off, []byte("{bad"), "not JSON"); err != nil {
+				return err
+			}
+			off++
 		}
 		if _, err := s.Commit(ctx); err != nil {
 			return err
@@ -87,6 +97,9 @@ func TestExactlyOnceUnderEveryFault(t *testing.T) {
 			}
 			if got, w := ids(t, cat, sink.LateTable(ident)), []string{"late"}; !slices.Equal(got, w) {
 				t.Errorf("%s at %d (%s; crash: %v): side table ids = %v, want %v", kind, k, in.Fired(), crashErr, got, w)
+			}
+			if got := deadLetters(t, cat, deadIdent); len(got) != 1 || got[0].offset != badOffset {
+				t.Errorf("%s at %d (%s; crash: %v): dead letters = %+v, want offset %d once", kind, k, in.Fired(), crashErr, got, badOffset)
 			}
 		}
 	}

@@ -13,16 +13,21 @@ import (
 )
 
 // keyIndex is keyed mode's memory: the keys of the table partitions the
-// sink appended to (read from the table once per partition), and the keys
-// of the pending batch.
+// sink appended to (read from the table once per partition, then from the
+// data files other writers add), and the keys of the pending batch.
 type keyIndex struct {
 	column  string
 	table   map[partition.Key]map[string]struct{} // keys each partition holds
 	pending map[partition.Key]map[string]struct{} // keys of the pending batch
+	files   map[partition.Key]map[string]struct{} // data files whose keys table holds
+	synced  map[partition.Key]int64               // the snapshot whose files table holds
 }
 
 func newKeyIndex(column string) *keyIndex {
-	return &keyIndex{column: column, table: map[partition.Key]map[string]struct{}{}, pending: map[partition.Key]map[string]struct{}{}}
+	k := &keyIndex{column: column}
+	k.forget()
+	k.resetPending()
+	return k
 }
 
 // rowKeys are the keys and partitions of a batch's rows.
@@ -85,33 +90,93 @@ func (k *keyIndex) rows(ctx context.Context, s *Sink, rec arrow.RecordBatch) (ro
 
 // load reads the keys partition p of the table holds.
 func (k *keyIndex) load(ctx context.Context, s *Sink, p partition.Key) (map[string]struct{}, error) {
-	held := map[string]struct{}{}
-	if s.tbl.CurrentSnapshot() == nil {
-		return held, nil
+	k.table[p], k.files[p], k.synced[p] = map[string]struct{}{}, map[string]struct{}{}, noSnapshot
+	if err := k.sync(ctx, s, s.tbl, p); err != nil {
+		delete(k.table, p)
+		return nil, err
+	}
+	return k.table[p], nil
+}
+
+const noSnapshot = -1
+
+func currentID(tbl *icetable.Table) int64 {
+	if snap := tbl.CurrentSnapshot(); snap != nil {
+		return snap.SnapshotID
+	}
+	return noSnapshot
+}
+
+// sync adds to partition p's keys those of the data files of p in tbl it
+// has not read yet: what other writers committed since.
+func (k *keyIndex) sync(ctx context.Context, s *Sink, tbl *icetable.Table, p partition.Key) error {
+	id := currentID(tbl)
+	if id == k.synced[p] || id == noSnapshot {
+		k.synced[p] = id
+		return nil
 	}
 	var filter iceberg.BooleanExpression = iceberg.AlwaysTrue{}
 	if p.IsValid() {
 		filter = s.spec.Filter(p)
 	}
-	scan := s.tbl.Scan(icetable.WithRowFilter(filter), icetable.WithSelectedFields(k.column))
-	_, recs, err := scan.ToArrowRecords(ctx)
+	scan := tbl.Scan(icetable.WithRowFilter(filter), icetable.WithSelectedFields(k.column))
+	planned, err := scan.PlanFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("sink: %s: read keys: %w", s.name, err)
+		return fmt.Errorf("sink: %s: read keys: %w", s.name, err)
 	}
-	for rec, err := range recs {
-		if err != nil {
-			return nil, fmt.Errorf("sink: %s: read keys: %w", s.name, err)
-		}
-		rk, err := keysOf(rec, k.column)
-		rec.Release()
-		if err != nil {
-			return nil, err
-		}
-		for _, key := range rk {
-			held[key] = struct{}{}
+	var tasks []icetable.FileScanTask
+	for _, t := range planned {
+		if _, seen := k.files[p][t.File.FilePath()]; !seen {
+			tasks = append(tasks, t)
 		}
 	}
-	return held, nil
+	if len(tasks) > 0 {
+		_, recs, err := scan.ReadTasks(ctx, tasks)
+		if err != nil {
+			return fmt.Errorf("sink: %s: read keys: %w", s.name, err)
+		}
+		for rec, err := range recs {
+			if err != nil {
+				return fmt.Errorf("sink: %s: read keys: %w", s.name, err)
+			}
+			rk, err := keysOf(rec, k.column)
+			rec.Release()
+			if err != nil {
+				return err
+			}
+			for _, key := range rk {
+				k.table[p][key] = struct{}{}
+			}
+		}
+		for _, t := range tasks {
+			k.files[p][t.File.FilePath()] = struct{}{}
+		}
+	}
+	k.synced[p] = id
+	return nil
+}
+
+// checkCommitted brings the keys of the pending batch's partitions up to
+// tbl, the table state a commit is planned on, and fails with
+// ErrKeyCommitted when another writer committed one of the pending keys
+// since they were admitted.
+func (k *keyIndex) checkCommitted(ctx context.Context, s *Sink, tbl *icetable.Table) error {
+	for p, keys := range k.pending {
+		if _, loaded := k.table[p]; !loaded {
+			if _, err := k.load(ctx, s, p); err != nil {
+				return err
+			}
+		}
+		if err := k.sync(ctx, s, tbl, p); err != nil {
+			return err
+		}
+		for key := range keys {
+			if _, dup := k.table[p][key]; dup {
+				return fmt.Errorf("%w: key %q in partition %s of %s", ErrKeyCommitted, key, p, s.name)
+			}
+		}
+	}
+	return nil
 }
 
 func keysOf(rec arrow.RecordBatch, column string) ([]string, error) {
@@ -159,23 +224,47 @@ func (k *keyIndex) admit(rk rowKeys, i int) bool {
 	return true
 }
 
-// commitPending moves the pending keys to the table's, once committed.
-func (k *keyIndex) commitPending() {
+// commitPending moves the pending keys to the table's once committed in
+// snapshot id, whose parent is the state checkCommitted synced them to;
+// files are the data files the commit added.
+func (k *keyIndex) commitPending(s *Sink, files []iceberg.DataFile, id int64) {
 	for p, keys := range k.pending {
 		if k.table[p] == nil {
-			k.table[p] = map[string]struct{}{}
+			continue // forgotten: read again when needed
 		}
 		for key := range keys {
 			k.table[p][key] = struct{}{}
 		}
+		k.synced[p] = id
 	}
-	k.pending = map[partition.Key]map[string]struct{}{}
+	for _, f := range files {
+		p := partition.Key{}
+		if !s.tbl.Spec().IsUnpartitioned() {
+			fk, err := s.spec.KeyFromValues(f.Partition())
+			if err != nil {
+				continue
+			}
+			p = fk
+		}
+		if k.files[p] != nil {
+			k.files[p][f.FilePath()] = struct{}{}
+		}
+	}
+	k.resetPending()
 }
 
 func (k *keyIndex) resetPending() { k.pending = map[partition.Key]map[string]struct{}{} }
 
 // forget drops what was read of the table: it is read again when needed.
-func (k *keyIndex) forget() { k.table = map[partition.Key]map[string]struct{}{} }
+func (k *keyIndex) forget() {
+	k.table = map[partition.Key]map[string]struct{}{}
+	k.files = map[partition.Key]map[string]struct{}{}
+	k.synced = map[partition.Key]int64{}
+}
 
 // close drops the keys of partition p (closed: no row goes there any more).
-func (k *keyIndex) close(p partition.Key) { delete(k.table, p) }
+func (k *keyIndex) close(p partition.Key) {
+	delete(k.table, p)
+	delete(k.files, p)
+	delete(k.synced, p)
+}

@@ -2,6 +2,7 @@ package sink_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -47,6 +48,96 @@ func TestKeyedDedupesProducerDuplicates(t *testing.T) {
 	}
 	mustCommit(t, s2)
 	if got, w := ids(t, cat, ident), []string{"a", "b", "c", "d"}; !slices.Equal(got, w) {
+		t.Errorf("table ids = %v, want %v", got, w)
+	}
+}
+
+// A producer's duplicate sent to another source partition (a new offset
+// there) is dropped: within a commit, against the rows the sink
+// committed, and against the table after a restart.
+func TestKeyedDedupesAcrossSourcePartitions(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := catalogtest.New(t)
+	ident := eventsTable(t, cat, "events")
+	sp1 := sink.SourcePartition{Source: sp0.Source, Partition: 1}
+	sp2 := sink.SourcePartition{Source: sp0.Source, Partition: 2}
+	s, err := sink.Open(ctx, cat, ident, sink.WithKey("id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(s *sink.Sink, sp sink.SourcePartition, off int64, id string) {
+		t.Helper()
+		rec := batch([]msg{{id, off, day0}})
+		defer rec.Release()
+		if err := s.Write(ctx, sp, []int64{off}, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(s, sp0, 0, "a")
+	send(s, sp1, 0, "a") // within the commit
+	mustCommit(t, s)
+	send(s, sp1, 1, "b")
+	send(s, sp0, 1, "b")
+	mustCommit(t, s)
+	send(s, sp0, 2, "a") // against what the sink committed
+	mustCommit(t, s)
+	r, err := sink.Open(ctx, catalogtest.Open(t, dir), ident, sink.WithKey("id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(r, sp2, 0, "b") // against the table
+	send(r, sp2, 1, "c")
+	mustCommit(t, r)
+	if got, w := ids(t, cat, ident), []string{"a", "b", "c"}; !slices.Equal(got, w) {
+		t.Errorf("table ids = %v, want %v", got, w)
+	}
+	if d := s.Stats().Duplicates + r.Stats().Duplicates; d != 4 {
+		t.Errorf("duplicates = %d, want 4", d)
+	}
+}
+
+// Two sinks owning two source partitions: a key the other sink committed
+// after this one read the table's keys is not committed twice; the
+// commit that would repeat it fails with ErrKeyCommitted, and the replay
+// from the table's positions drops the duplicate.
+func TestKeyedDedupesAcrossSinks(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := catalogtest.New(t)
+	ident := eventsTable(t, cat, "events")
+	sp1 := sink.SourcePartition{Source: sp0.Source, Partition: 1}
+	open := func() *sink.Sink {
+		s, err := sink.Open(ctx, catalogtest.Open(t, dir), ident, sink.WithKey("id"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := open(), open()
+	send := func(s *sink.Sink, sp sink.SourcePartition, off int64, id string) {
+		t.Helper()
+		rec := batch([]msg{{id, off, day0}})
+		defer rec.Release()
+		if err := s.Write(ctx, sp, []int64{off}, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(a, sp0, 0, "x")
+	send(b, sp1, 0, "y") // b reads the day's keys now: none
+	mustCommit(t, a)
+	send(b, sp1, 1, "x") // the producer's duplicate, on b's partition
+	_, err := b.Commit(ctx)
+	if !errors.Is(err, sink.ErrKeyCommitted) {
+		t.Fatalf("commit of a key another sink committed = %v, want ErrKeyCommitted", err)
+	}
+	start, err := b.Start(ctx, sp1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := start[sp1] + 1; off <= 1; off++ {
+		send(b, sp1, off, []string{"y", "x"}[off])
+	}
+	mustCommit(t, b)
+	if got, w := ids(t, cat, ident), []string{"x", "y"}; !slices.Equal(got, w) {
 		t.Errorf("table ids = %v, want %v", got, w)
 	}
 }

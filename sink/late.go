@@ -113,16 +113,27 @@ func (s *Sink) openLate(ctx context.Context) (*lateRows, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sink: late table %s: %w", ident, err)
 	}
-	opts := []Option{WithRetry(s.cfg.policy), WithRunID(s.cfg.runID), WithCodeVersion(s.cfg.codeVersion), WithLogger(s.cfg.log)}
-	if s.cfg.lock != nil {
-		opts = append(opts, WithCommitLock(s.cfg.lock))
-	}
-	side, err := Open(ctx, s.cat, ident, opts...)
+	side, err := Open(ctx, s.cat, ident, s.sideOptions()...)
 	if err != nil {
 		return nil, err
 	}
 	side.isSide = true
 	return &lateRows{sink: side}, nil
+}
+
+// sideOptions are the options of a side table's sink: the main sink's
+// retry, lock, lineage, logging and expiry.
+func (s *Sink) sideOptions() []Option {
+	opts := []Option{WithRetry(s.cfg.policy), WithRunID(s.cfg.runID), WithCodeVersion(s.cfg.codeVersion), WithLogger(s.cfg.log)}
+	if s.cfg.lock != nil {
+		opts = append(opts, WithCommitLock(s.cfg.lock))
+	}
+	if s.cfg.expireEvery == 0 {
+		opts = append(opts, WithoutSnapshotExpiry())
+	} else {
+		opts = append(opts, WithSnapshotExpiry(s.cfg.expireRetain, s.cfg.expireOlder, s.cfg.expireEvery))
+	}
+	return opts
 }
 
 func createLate(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, sch *iceberg.Schema) error {

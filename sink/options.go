@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	icetable "github.com/apache/iceberg-go/table"
+
 	"github.com/icerun/icerun/commit"
 )
 
@@ -33,6 +35,7 @@ type config struct {
 	lateness       time.Duration
 	late           LatePolicy
 	key            string
+	deadLetter     icetable.Identifier
 	policy         commit.Policy
 	lock           commit.Locker
 	expireRetain   int
@@ -49,6 +52,8 @@ func defaults() config {
 		commitBytes:    128 << 20,
 		commitInterval: 10 * time.Second,
 		rowGroupRows:   131_072,
+		expireRetain:   DefaultKeepSnapshots,
+		expireEvery:    DefaultExpireEvery,
 		log:            slog.New(slog.DiscardHandler),
 	}
 }
@@ -135,10 +140,12 @@ func WithLateRows(p LatePolicy) Option {
 // Cost: until merge-on-read deletes are available, the check against the
 // table reads the key column of every table partition the sink appends to,
 // once per partition and sink lifetime, and keeps its keys in memory (about
-// 60 bytes a key) until [Sink.Compact] closes the partition. Keys committed
-// to the same partition by another sink after it was read are not seen:
-// route a producer's duplicates to one source partition (Kafka does, by
-// message key).
+// 60 bytes a key) until [Sink.Compact] closes the partition. Keys other
+// sinks commit to the partition later are read at the sink's next commit,
+// from the data files they added only; a pending key among them fails the
+// commit with [ErrKeyCommitted], and the replay from [Sink.Start] drops
+// the duplicate. So a producer's duplicate sent to another source
+// partition, owned by another sink, still ends as one row.
 func WithKey(column string) Option {
 	return func(c *config) error {
 		if column == "" {
@@ -188,19 +195,55 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// The default snapshot expiry (see [WithSnapshotExpiry]): keep the last
+// 100 snapshots of main, whatever their age, checked every 10 commits, so
+// a table holds at most 110 snapshots however long the stream runs.
+const (
+	DefaultKeepSnapshots = 100
+	DefaultExpireEvery   = 10
+)
+
 // WithSnapshotExpiry expires, after every every-th commit of the sink,
 // the table's snapshots older than olderThan and not among the last
 // retainLast of main (with backfill.Expire: icerun's lineage is kept in its
 // checkpoint, files only expired snapshots referenced are removed). Every
 // Iceberg commit writes metadata that lists every snapshot, so without
-// expiry a commit's cost grows with the snapshots made. Default: no
-// expiry. The positions survive expiry (see [PropertyPositions]).
+// expiry a commit's cost grows with the snapshots made. Default:
+// [DefaultKeepSnapshots] snapshots, whatever their age, every
+// [DefaultExpireEvery] commits; side tables expire alike. The positions
+// survive expiry (see [PropertyPositions]).
 func WithSnapshotExpiry(retainLast int, olderThan time.Duration, every int64) Option {
 	return func(c *config) error {
 		if retainLast < 1 || olderThan < 0 || every < 1 {
 			return fmt.Errorf("%w: snapshot expiry: retain %d, older than %s, every %d commits", ErrBadOption, retainLast, olderThan, every)
 		}
 		c.expireRetain, c.expireOlder, c.expireEvery = retainLast, olderThan, every
+		return nil
+	}
+}
+
+// WithoutSnapshotExpiry turns the sink's snapshot expiry off (another job
+// expires the table's snapshots).
+func WithoutSnapshotExpiry() Option {
+	return func(c *config) error {
+		c.expireRetain, c.expireOlder, c.expireEvery = 0, 0, 0
+		return nil
+	}
+}
+
+// WithDeadLetter makes table the dead-letter table of the messages handed
+// to [Sink.Reject]: created when missing (unpartitioned, columns
+// [DeadLetterTarget], [LateSource], [LateSourcePartition], [LateOffset],
+// [DeadLetterReason], [DeadLetterRaw]), it records its own positions, so
+// that it takes every rejected message exactly once, and may be shared by
+// the sinks of several tables. Default: none; Reject fails with a
+// [BadMessageError].
+func WithDeadLetter(table icetable.Identifier) Option {
+	return func(c *config) error {
+		if len(table) < 2 {
+			return fmt.Errorf("%w: dead-letter table %q: want namespace and name", ErrBadOption, table)
+		}
+		c.deadLetter = append(icetable.Identifier(nil), table...)
 		return nil
 	}
 }

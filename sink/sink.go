@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,7 @@ type Sink struct {
 	keys     *keyIndex   // nil without keyed mode
 	files    *fileStream
 	late     *lateRows               // nil until the first late row
+	dead     *Sink                   // the dead-letter table's sink; nil until the first dead letter
 	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window
 	rows     int64                   // pending rows (main table)
 	bytes    int64
@@ -63,8 +65,9 @@ type Stats struct {
 	Duplicates  int64 // rows dropped in keyed mode: key already held
 	Late        int64 // late rows (written to the side table or dropped)
 	LateDropped int64 // late rows dropped by LateDrop
+	DeadLetters int64 // messages rejected to the dead-letter table
 	Commits     int64 // snapshots committed
-	Fenced      int64 // commits refused with ErrFenced
+	Fenced      int64 // commits refused with ErrFenced or ErrKeyCommitted
 	Compactions int64 // partitions compacted
 }
 
@@ -79,6 +82,9 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.deadLetter != nil && slices.Equal(cfg.deadLetter, ident) {
+		return nil, fmt.Errorf("%w: the dead-letter table is the table %s", ErrBadOption, strings.Join(ident, "."))
 	}
 	s := &Sink{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, pending: marks{}, sideOpts: opts}
 	if err := s.load(ctx); err != nil {
@@ -141,8 +147,8 @@ func (s *Sink) Start(ctx context.Context, sps ...SourcePartition) (map[SourcePar
 	if s.keys != nil {
 		s.keys.forget() // another owner may have committed keys since they were read
 	}
-	if s.late != nil {
-		if err := s.late.sink.load(ctx); err != nil {
+	for _, side := range s.sides() {
+		if err := side.load(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -209,11 +215,23 @@ func (s *Sink) discard(ctx context.Context) error {
 	if s.files != nil {
 		err = s.files.abort(context.WithoutCancel(ctx))
 	}
-	if s.late != nil {
-		err = errors.Join(err, s.late.sink.discard(ctx))
+	for _, side := range s.sides() {
+		err = errors.Join(err, side.discard(ctx))
 	}
 	s.reset()
 	return err
+}
+
+// sides are the side tables' sinks opened so far.
+func (s *Sink) sides() []*Sink {
+	var out []*Sink
+	if s.late != nil {
+		out = append(out, s.late.sink)
+	}
+	if s.dead != nil {
+		out = append(out, s.dead)
+	}
+	return out
 }
 
 func (s *Sink) reset() {

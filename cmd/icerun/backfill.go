@@ -127,16 +127,21 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// reportProperties prints the table properties a run set or changed.
+// reportProperties prints the table properties a run set or changed: the
+// metadata hygiene's, and the name mapping the commits keep up to date
+// (long values by their size: a name mapping lists every column).
 func reportProperties(out io.Writer, before, after map[string]string) {
 	var changed []string
 	for _, k := range slices.Sorted(maps.Keys(after)) {
-		if before[k] != after[k] {
-			changed = append(changed, k+"="+after[k])
+		if v := after[k]; before[k] != v {
+			if len(v) > 64 {
+				v = fmt.Sprintf("(%d bytes)", len(v))
+			}
+			changed = append(changed, k+"="+v)
 		}
 	}
 	if len(changed) > 0 {
-		fmt.Fprintf(out, "table properties set (metadata hygiene): %s\n", strings.Join(changed, " "))
+		fmt.Fprintf(out, "table properties set: %s\n", strings.Join(changed, " "))
 	}
 }
 

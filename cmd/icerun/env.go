@@ -195,10 +195,15 @@ func (e *env) ident() (icetable.Identifier, error) {
 	if e.tableName == "" {
 		return nil, fmt.Errorf("%w: no table: give namespace.name as the first argument or -table", errUsage)
 	}
-	parts := strings.Split(e.tableName, ".")
+	return parseIdent(e.tableName)
+}
+
+// parseIdent parses namespace.name.
+func parseIdent(name string) (icetable.Identifier, error) {
+	parts := strings.Split(name, ".")
 	for _, p := range parts {
 		if p == "" || len(parts) < 2 {
-			return nil, fmt.Errorf("%w: the table must be namespace.name, got %q", errUsage, e.tableName)
+			return nil, fmt.Errorf("%w: the table must be namespace.name, got %q", errUsage, name)
 		}
 	}
 	return parts, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/icerun/icerun/parquetfile"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
+	"github.com/icerun/icerun/sink"
 	"github.com/icerun/icerun/table"
 )
 
@@ -55,7 +56,7 @@ var (
 		partition.ErrRowOutside, schema.ErrMissingRequired, schema.ErrIncompatibleType, schema.ErrUnknownField,
 		schema.ErrAmbiguousField, table.ErrNilInput, table.ErrLateRows, table.ErrQuarantined,
 		table.ErrUnsafePartitionValue, table.ErrDuplicateKey, parquetfile.ErrNoFiles, parquetfile.ErrSchemaMismatch,
-		parquetfile.ErrHiveValue, os.ErrNotExist,
+		parquetfile.ErrHiveValue, sink.ErrBadMessage, os.ErrNotExist,
 	}
 	configErrors = []error{
 		errNoWarehouse, catalogconfig.ErrNoCatalog, catalogconfig.ErrBadConfig, catalogconfig.ErrNoCommitLock,

@@ -17,6 +17,7 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
+	"github.com/icerun/icerun/sink"
 )
 
 func TestExitCode(t *testing.T) {
@@ -31,6 +32,7 @@ func TestExitCode(t *testing.T) {
 		{wrap(partition.ErrRowOutside), exitData},
 		{wrap(schema.ErrMissingRequired), exitData},
 		{wrap(os.ErrNotExist), exitData},
+		{fmt.Errorf("kafka: %w", &sink.BadMessageError{Table: "db.t", Offset: 7}), exitData},
 		{wrap(partition.ErrMalformedKey), exitRequest},
 		{wrap(catalog.ErrNoSuchTable), exitRequest},
 		{wrap(commit.ErrPublishConflict), exitRequest},

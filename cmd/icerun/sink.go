@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os/signal"
@@ -31,6 +32,8 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	lateness := fs.Duration("allowed-lateness", time.Hour, "with -event-time: how far behind the newest event a row may be")
 	dropLate := fs.Bool("drop-late", false, "with -event-time: drop late rows (counted) instead of writing them to the side table")
 	session := fs.Duration("session-timeout", 0, "how long the group waits for a silent member before moving its partitions (default: the broker's)")
+	deadLetter := fs.String("dead-letter", "", "table (namespace.name, created when missing) for messages that are not rows of the table (bad JSON, a wrong type, a required field missing), with their bytes, reason and offset; without it such a message stops the sink (exit 65) at its offset")
+	keep := fs.Int("keep-snapshots", sink.DefaultKeepSnapshots, "expire the table's snapshots beyond the last N (checked every 10 commits); 0: never expire")
 	key := fs.String("key", "", "keyed mode: a column identifying a message; a key the table holds is dropped as a duplicate")
 	rest, err := e.parse(fs, args)
 	if err != nil {
@@ -69,6 +72,21 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if *key != "" {
 		opts = append(opts, sink.WithKey(*key))
 	}
+	if *deadLetter != "" {
+		dl, err := parseIdent(*deadLetter)
+		if err != nil {
+			return fmt.Errorf("-dead-letter: %w", err)
+		}
+		opts = append(opts, sink.WithDeadLetter(dl))
+	}
+	switch {
+	case *keep < 0:
+		return fmt.Errorf("%w: -keep-snapshots %d: must be 0 or more", errUsage, *keep)
+	case *keep == 0:
+		opts = append(opts, sink.WithoutSnapshotExpiry())
+	default:
+		opts = append(opts, sink.WithSnapshotExpiry(*keep, 0, sink.DefaultExpireEvery))
+	}
 	s, err := sink.Open(ctx, cat, ident, opts...)
 	if err != nil {
 		return err
@@ -77,8 +95,12 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return kafka.Run(ctx, s, kafka.Config{
+	err = kafka.Run(ctx, s, kafka.Config{
 		Brokers: strings.Split(*brokers, ","), Topic: *topic, Group: *group,
 		Decode: kafka.JSON(sc), Logger: log, SessionTimeout: *session,
 	})
+	if errors.Is(err, sink.ErrBadMessage) {
+		return fmt.Errorf("%w (the rows before it are committed; -dead-letter TABLE routes such messages to a table)", err)
+	}
+	return err
 }

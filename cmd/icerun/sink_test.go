@@ -16,6 +16,9 @@ func TestSinkUsage(t *testing.T) {
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh}, 2, "-brokers, -topic and -group are required"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-format", "avro"}, 2, "only json"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "nope"}, 1, "key column"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-dead-letter", "nodot"}, 2, "namespace.name"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-dead-letter", "db.fact_orders"}, 1, "dead-letter table is the table"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-keep-snapshots", "-1"}, 2, "-keep-snapshots"},
 	} {
 		code, out, errs := icerun(tc.args...)
 		if code != tc.code || !strings.Contains(out+errs, tc.want) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,9 +17,27 @@ import (
 )
 
 // Decoder turns the records of one partition (in offset order) into an
-// Arrow batch with one row per record, in the same order. The caller
-// releases the batch.
-type Decoder func(records []*kgo.Record) (arrow.RecordBatch, error)
+// Arrow batch with one row per record it can decode, in the same order,
+// and the records it cannot. Its error stops the sink: keep it for
+// failures that are not a record's fault.
+type Decoder func(records []*kgo.Record) (Decoded, error)
+
+// Decoded is what a [Decoder] made of records. The caller releases Rows.
+type Decoded struct {
+	Rows arrow.RecordBatch // one row per record not in Bad, in order
+	Bad  []Rejected        // by increasing Index
+}
+
+// Rejected is a record a [Decoder] could not turn into a row: it goes to
+// [sink.Sink.Reject].
+type Rejected struct {
+	Index  int // in the records handed to the decoder
+	Reason string
+}
+
+func sortRejected(bad []Rejected) {
+	slices.SortFunc(bad, func(a, b Rejected) int { return a.Index - b.Index })
+}
 
 // Config says what to consume.
 type Config struct {
@@ -47,9 +66,12 @@ var ErrConfig = errors.New("kafka: bad config")
 // Run consumes cfg.Topic into s until ctx ends, then commits what is
 // pending (a graceful stop: SIGTERM cancels ctx) and leaves the group. It
 // returns nil after a graceful stop, or the first error the sink cannot
-// recover from (a conflict or a fenced commit is recovered: the sink
-// starts again from the table's positions and the source is sought
-// there).
+// recover from (a conflict, a fenced commit or a key another sink
+// committed is recovered: the sink starts again from the table's
+// positions and the source is sought there). A record the decoder rejects
+// goes to [sink.Sink.Reject]: to the sink's dead-letter table, or, without
+// one, it stops Run with a *sink.BadMessageError after committing the
+// rows before it.
 func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if len(cfg.Brokers) == 0 || cfg.Topic == "" || cfg.Group == "" || cfg.Decode == nil || s == nil {
 		return fmt.Errorf("%w: brokers, topic, group, decoder and sink are required", ErrConfig)
@@ -190,24 +212,50 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 	if werr == nil {
 		return nil
 	}
-	if errors.Is(werr, sink.ErrFenced) || errors.Is(werr, commit.ErrConflict) {
+	if errors.Is(werr, sink.ErrFenced) || errors.Is(werr, sink.ErrKeyCommitted) || errors.Is(werr, commit.ErrConflict) {
 		c.log.Warn("kafka sink: commit lost; resuming from the table", slog.Any("error", werr))
 		return c.reseek(ctx)
 	}
 	return werr
 }
 
+// write hands the records of part to the sink in offset order: runs of
+// decoded rows to Write, each record the decoder rejected to Reject.
 func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) error {
-	rec, err := c.cfg.Decode(recs)
+	d, err := c.cfg.Decode(recs)
 	if err != nil {
 		return fmt.Errorf("kafka: decode %s/%d offsets %d..%d: %w", c.cfg.Topic, part, recs[0].Offset, recs[len(recs)-1].Offset, err)
 	}
-	defer rec.Release()
-	offs := make([]int64, len(recs))
-	for i, r := range recs {
-		offs[i] = r.Offset
+	defer d.Rows.Release()
+	sp := c.sp(part)
+	var row int64   // next row of d.Rows
+	var run []int64 // offsets of the rows not yet written
+	flush := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		n := int64(len(run))
+		rows := d.Rows.NewSlice(row, row+n)
+		defer rows.Release()
+		err := c.s.Write(ctx, sp, run, rows)
+		row, run = row+n, nil
+		return err
 	}
-	return c.s.Write(ctx, c.sp(part), offs, rec)
+	next := 0 // of d.Bad
+	for i, r := range recs {
+		if next < len(d.Bad) && d.Bad[next].Index == i {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := c.s.Reject(ctx, sp, r.Offset, r.Value, d.Bad[next].Reason); err != nil {
+				return err
+			}
+			next++
+			continue
+		}
+		run = append(run, r.Offset)
+	}
+	return flush()
 }
 
 // reseek moves every assigned partition to the table's positions.

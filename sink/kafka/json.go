@@ -2,7 +2,11 @@ package kafka
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -11,19 +15,274 @@ import (
 )
 
 // JSON decodes record values that are JSON objects into rows of sc, field
-// by field name (timestamps as RFC 3339 text or numbers in sc's unit;
-// missing fields are null; fields sc does not name are ignored). Pass the
-// table's Arrow schema (table.SchemaToArrowSchema of its schema) so that
-// the sink resolves the columns by field id.
+// by field name; fields sc does not name are ignored. Pass the table's
+// Arrow schema (table.SchemaToArrowSchema of its schema) so that the sink
+// resolves the columns by field id and the decoder knows the required
+// columns.
+//
+// Values: what Arrow's JSON reader takes for each type, and for a
+// top-level timestamp column also RFC 3339 text with a zone ("Z" or an
+// offset) and up to nine fractional digits, truncated to the column's
+// unit; a timestamp without time zone stores the instant's UTC wall
+// clock. Timestamps also take integers in the column's unit and, without
+// a zone, zone-less text; dates take YYYY-MM-DD or days since the epoch.
+//
+// A record that is not a JSON object, whose value does not parse as its
+// column's type, or that lacks a required (non-nullable) field or has it
+// null, is not a row: it is returned in [Decoded.Bad] with the reason.
 func JSON(sc *arrow.Schema) Decoder {
-	return func(recs []*kgo.Record) (arrow.RecordBatch, error) {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-		defer b.Release()
-		for _, r := range recs {
-			if err := b.UnmarshalJSON(bytes.TrimSpace(r.Value)); err != nil {
-				return nil, fmt.Errorf("offset %d: %w", r.Offset, err)
+	d := &jsonDecoder{sc: sc, times: map[string]*arrow.TimestampType{}}
+	for i, f := range sc.Fields() {
+		if !f.Nullable {
+			d.required = append(d.required, i)
+		}
+		if t, ok := f.Type.(*arrow.TimestampType); ok {
+			d.times[f.Name] = t
+			d.timeKeys = append(d.timeKeys, []byte(strconv.Quote(f.Name)))
+			d.timeUnits = append(d.timeUnits, t.Unit)
+		}
+	}
+	return d.decode
+}
+
+type jsonDecoder struct {
+	sc        *arrow.Schema
+	required  []int // columns
+	times     map[string]*arrow.TimestampType
+	timeKeys  [][]byte         // the timestamp columns' names, quoted
+	timeUnits []arrow.TimeUnit // their units
+}
+
+// decode builds the batch in one pass when every record decodes (the
+// usual case); otherwise it finds the records Arrow's reader refuses one
+// at a time, and builds the batch again without them. Records with a null
+// in a required column are found in the batch built.
+func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
+	values := make([][]byte, len(recs))
+	var bad []Rejected
+	keep := make([]int, 0, len(recs))
+	for i, r := range recs {
+		v := bytes.TrimSpace(r.Value)
+		if len(v) == 0 || v[0] != '{' {
+			bad = append(bad, Rejected{Index: i, Reason: errNotObject.Error()})
+			continue
+		}
+		if spliced, ok := d.spliceTimes(v); ok {
+			v = spliced
+		} else {
+			var err error
+			if v, err = d.rewriteTimes(v); err != nil {
+				bad = append(bad, Rejected{Index: i, Reason: err.Error()})
+				continue
 			}
 		}
-		return b.NewRecordBatch(), nil
+		values[i] = v
+		keep = append(keep, i)
 	}
+	rows, err := d.build(values, keep)
+	if err != nil {
+		var kept []int
+		for _, i := range keep {
+			v, err := d.rewriteTimes(bytes.TrimSpace(recs[i].Value))
+			if err != nil {
+				bad = append(bad, Rejected{Index: i, Reason: err.Error()})
+				continue
+			}
+			values[i] = v
+			one, err := d.build(values, []int{i})
+			if err != nil {
+				bad = append(bad, Rejected{Index: i, Reason: d.reason(v, err)})
+				continue
+			}
+			one.Release()
+			kept = append(kept, i)
+		}
+		if rows, err = d.build(values, kept); err != nil {
+			return Decoded{}, err
+		}
+		keep = kept
+	}
+	if nulls := d.requiredNulls(rows); len(nulls) > 0 {
+		var kept []int
+		for row, i := range keep {
+			if reason, ok := nulls[row]; ok {
+				bad = append(bad, Rejected{Index: i, Reason: reason})
+				continue
+			}
+			kept = append(kept, i)
+		}
+		rows.Release()
+		if rows, err = d.build(values, kept); err != nil {
+			return Decoded{}, err
+		}
+	}
+	sortRejected(bad)
+	return Decoded{Rows: rows, Bad: bad}, nil
+}
+
+// build decodes values[idx] into one batch.
+func (d *jsonDecoder) build(values [][]byte, idx []int) (arrow.RecordBatch, error) {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, d.sc)
+	defer b.Release()
+	for _, i := range idx {
+		if err := b.UnmarshalJSON(values[i]); err != nil {
+			return nil, err
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// requiredNulls names, by row of rows, the first required column the row
+// has no value of (the field was missing or null).
+func (d *jsonDecoder) requiredNulls(rows arrow.RecordBatch) map[int]string {
+	var out map[int]string
+	for _, c := range d.required {
+		col := rows.Column(c)
+		if col.NullN() == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[int]string{}
+		}
+		for row := 0; row < col.Len(); row++ {
+			if _, seen := out[row]; !seen && col.IsNull(row) {
+				out[row] = fmt.Sprintf("required field %q is missing or null", d.sc.Field(c).Name)
+			}
+		}
+	}
+	return out
+}
+
+// reason names the field of value (a normalized object that Arrow's
+// reader refused with err) whose value the reader refuses alone.
+func (d *jsonDecoder) reason(value []byte, err error) string {
+	var obj map[string]json.RawMessage
+	if jerr := json.Unmarshal(value, &obj); jerr != nil {
+		return fmt.Sprintf("%s: %v", errNotObject, jerr)
+	}
+	for _, f := range d.sc.Fields() {
+		v, ok := obj[f.Name]
+		if !ok {
+			continue
+		}
+		b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{f}, nil))
+		one, _ := json.Marshal(map[string]json.RawMessage{f.Name: v})
+		ferr := b.UnmarshalJSON(one)
+		b.Release()
+		if ferr != nil {
+			return fmt.Sprintf("field %q: %v", f.Name, ferr)
+		}
+	}
+	return err.Error()
+}
+
+var errNotObject = errors.New("not a JSON object")
+
+// spliceTimes rewrites, in a copy of raw, the RFC 3339 text that follows
+// a timestamp column's quoted name and a colon to an integer in the
+// column's unit, without parsing the rest of the record. It reports false
+// when raw needs the full parse of rewriteTimes: text with escapes, or a
+// name seen twice. Text it does not take (zone-less, digits) is left to
+// Arrow's reader. A false hit (the name as a nested field's) can only make
+// Arrow's reader refuse the record, which then goes through rewriteTimes
+// from the record's own bytes.
+func (d *jsonDecoder) spliceTimes(raw []byte) ([]byte, bool) {
+	out := raw
+	for k, key := range d.timeKeys {
+		seen := false
+		for at := 0; ; {
+			i := bytes.Index(out[at:], key)
+			if i < 0 {
+				break
+			}
+			at += i + len(key)
+			j := at + len(out[at:]) - len(bytes.TrimLeft(out[at:], " \t\r\n"))
+			if j >= len(out) || out[j] != ':' {
+				continue
+			}
+			j++
+			j += len(out[j:]) - len(bytes.TrimLeft(out[j:], " \t\r\n"))
+			if j >= len(out) || out[j] != '"' {
+				continue
+			}
+			if seen {
+				return nil, false
+			}
+			seen = true
+			end := bytes.IndexByte(out[j+1:], '"')
+			if end < 0 {
+				return nil, false
+			}
+			text := out[j+1 : j+1+end]
+			if bytes.IndexByte(text, '\\') >= 0 {
+				return nil, false
+			}
+			t, ok := parseRFC3339(string(text))
+			if !ok {
+				continue
+			}
+			n := strconv.AppendInt(nil, inUnit(t, d.timeUnits[k]), 10)
+			spliced := make([]byte, 0, len(out))
+			spliced = append(append(append(spliced, out[:j]...), n...), out[j+2+end:]...)
+			out, at = spliced, j+len(n)
+		}
+	}
+	return out, true
+}
+
+// rewriteTimes rewrites the RFC 3339 text of raw's timestamp columns to
+// integers in their column's unit.
+func (d *jsonDecoder) rewriteTimes(raw []byte) ([]byte, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("%w: %w", errNotObject, err)
+	}
+	if obj == nil {
+		return nil, errNotObject
+	}
+	changed := false
+	for name, typ := range d.times {
+		v, ok := obj[name]
+		if !ok || len(v) == 0 || v[0] != '"' {
+			continue
+		}
+		var text string
+		if err := json.Unmarshal(v, &text); err != nil {
+			return nil, fmt.Errorf("field %q: %w", name, err)
+		}
+		t, ok := parseRFC3339(text)
+		if !ok {
+			continue // zone-less text or digits: Arrow's reader decides
+		}
+		obj[name] = json.RawMessage(strconv.FormatInt(inUnit(t, typ.Unit), 10))
+		changed = true
+	}
+	if !changed {
+		return raw, nil
+	}
+	return json.Marshal(obj)
+}
+
+// parseRFC3339 parses an RFC 3339 timestamp with a zone; a space for the
+// "T" is taken too.
+func parseRFC3339(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// inUnit is t since the epoch in unit, truncated toward the past.
+func inUnit(t time.Time, unit arrow.TimeUnit) int64 {
+	switch unit {
+	case arrow.Second:
+		return t.Unix()
+	case arrow.Millisecond:
+		return t.UnixMilli()
+	case arrow.Microsecond:
+		return t.UnixMicro()
+	}
+	return t.UnixNano()
 }

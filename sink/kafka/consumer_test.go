@@ -1,0 +1,115 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/sink"
+)
+
+// column reads one string or long column of a table, sorted.
+func column(t *testing.T, tbl *icetable.Table, name string) []string {
+	t.Helper()
+	if tbl.CurrentSnapshot() == nil {
+		return nil
+	}
+	_, recs, err := tbl.Scan(icetable.WithSelectedFields(name)).ToArrowRecords(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for r, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := r.Column(0)
+		for i := 0; i < col.Len(); i++ {
+			out = append(out, col.ValueStr(i))
+		}
+		r.Release()
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The consumer hands the decoded rows and the rejected records to the
+// sink in offset order: the rows land in the table, the rejected records
+// in the dead-letter table, once even when the poll is delivered again.
+func TestConsumerRoutesRejectedRecords(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 2, Name: "ts", Type: iceberg.PrimitiveTypes.Timestamp},
+	)
+	ident := catalogtest.CreateTable(t, cat, "orders", sch, *iceberg.UnpartitionedSpec, nil)
+	dead := icetable.Identifier{"db", "orders_dead"}
+	recs := []*kgo.Record{
+		{Offset: 10, Value: []byte(`{"id": "a", "ts": "2026-07-14T12:00:00Z"}`)},
+		{Offset: 11, Value: []byte(`{"id": "b", "ts": "noon"}`)},
+		{Offset: 12, Value: []byte(`{"id": "c"}`)},
+		{Offset: 13, Value: []byte(`{"id": "d"}`)},
+		{Offset: 14, Value: []byte(`{"ts": "2026-07-14T12:00:00Z"}`)},
+		{Offset: 15, Value: []byte(`{oops`)},
+	}
+	open := func(opts ...sink.Option) *consumer {
+		s, err := sink.Open(ctx, cat, ident, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &consumer{s: s, cfg: Config{Topic: "orders", Decode: JSON(sc)}}
+	}
+
+	// Without a dead-letter table: a typed error at the first bad record,
+	// the rows before it still committed.
+	c := open()
+	err := c.write(ctx, 0, recs)
+	var bad *sink.BadMessageError
+	if !errors.As(err, &bad) || bad.Offset != 11 || bad.Source != (sink.SourcePartition{Source: "kafka:orders", Partition: 0}) {
+		t.Fatalf("write without dead letter = %v, want a BadMessageError at kafka:orders/0 offset 11", err)
+	}
+	if err := c.s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := column(t, c.s.Table(), "id"); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("table ids = %v, want [a]", got)
+	}
+
+	// With one: twice the same poll.
+	for range 2 {
+		c = open(sink.WithDeadLetter(dead))
+		if _, err := c.s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.write(ctx, 0, recs); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := column(t, c.s.Table(), "id"); !slices.Equal(got, []string{"a", "c", "d"}) {
+		t.Errorf("table ids = %v, want [a c d]", got)
+	}
+	dl, err := cat.LoadTable(ctx, dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := column(t, dl, sink.LateOffset), []string{"11", "14", "15"}; !slices.Equal(got, w) {
+		t.Errorf("dead-letter offsets = %v, want %v", got, w)
+	}
+	if got := column(t, dl, sink.DeadLetterRaw); len(got) != 3 || !slices.Contains(got, "e29vcHM=") { // base64 of {oops
+		t.Errorf("dead-letter raw = %q", got)
+	}
+}

@@ -1,0 +1,136 @@
+package kafka
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ordersSchema is the Arrow schema of a table with a required id, a
+// timestamp, a timestamptz and a date.
+func ordersSchema(t *testing.T) *arrow.Schema {
+	t.Helper()
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 2, Name: "ts", Type: iceberg.PrimitiveTypes.Timestamp},
+		iceberg.NestedField{ID: 3, Name: "tstz", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 4, Name: "day", Type: iceberg.PrimitiveTypes.Date},
+	)
+	sc, err := icetable.SchemaToArrowSchema(sch, nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func records(values ...string) []*kgo.Record {
+	out := make([]*kgo.Record, len(values))
+	for i, v := range values {
+		out[i] = &kgo.Record{Value: []byte(v), Offset: int64(i)}
+	}
+	return out
+}
+
+// Timestamps take RFC 3339 text with Z or an offset and up to nine
+// fractional digits (truncated to microseconds) in both timestamp types,
+// as well as integers in the column's unit; dates take YYYY-MM-DD.
+func TestJSONTimestamps(t *testing.T) {
+	at := time.Date(2026, 7, 14, 12, 30, 45, 123456000, time.UTC).UnixMicro()
+	cases := []struct {
+		value string
+		want  int64 // microseconds since the epoch
+	}{
+		{`"2026-07-14T12:30:45.123456Z"`, at},
+		{`"2026-07-14T12:30:45.123456789Z"`, at},
+		{`"2026-07-14T14:30:45.123456+02:00"`, at},
+		{`"2026-07-14T07:30:45.123456-05:00"`, at},
+		{`"2026-07-14 12:30:45.123456Z"`, at},
+		{`"2026-07-14T12:30:45.123456\u005a"`, at}, // an escape: the full parse
+		{`"2026-07-14T12:30:45Z"`, at - 123456},
+		{`"2026-07-14T12:30:45.1Z"`, at - 23456},
+		{`"1969-12-31T23:59:59.9999999Z"`, -1},
+		{`1784032245123456`, 1784032245123456},
+	}
+	dec := JSON(ordersSchema(t))
+	var values []string
+	for _, c := range cases {
+		values = append(values, `{"id": "a", "ts"`+"\n :\t"+c.value+`, "tstz":`+c.value+`, "day": "2026-07-14"}`)
+	}
+	d, err := dec(records(values...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Rows.Release()
+	if len(d.Bad) != 0 {
+		t.Fatalf("rejected: %+v", d.Bad)
+	}
+	ts := d.Rows.Column(1).(*array.Timestamp)
+	tstz := d.Rows.Column(2).(*array.Timestamp)
+	day := d.Rows.Column(3).(*array.Date32)
+	for i, c := range cases {
+		if got := int64(ts.Value(i)); got != c.want || !ts.IsValid(i) {
+			t.Errorf("timestamp %s = %d, want %d", c.value, got, c.want)
+		}
+		if got := int64(tstz.Value(i)); got != c.want || !tstz.IsValid(i) {
+			t.Errorf("timestamptz %s = %d, want %d", c.value, got, c.want)
+		}
+		if got := day.Value(i).ToTime(); !got.Equal(time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("date = %s, want 2026-07-14", got)
+		}
+	}
+}
+
+// A record that cannot be a row is rejected with its reason, never a
+// crash nor a null; the others decode, in order.
+func TestJSONRejects(t *testing.T) {
+	dec := JSON(ordersSchema(t))
+	values := []string{
+		`{"id": "ok1", "ts": "2026-07-14T12:00:00Z"}`,
+		`{"id": "bad json"`,
+		`{"ts": "2026-07-14T12:00:00Z"}`,
+		`{"id": null}`,
+		`{"id": "bad ts", "ts": "yesterday"}`,
+		`{"id": "bad tstz", "tstz": "2026-07-14T12:00:00"}`,
+		`{"id": "bad date", "day": "14/07/2026"}`,
+		`{"id": 7}`,
+		`[1, 2]`,
+		`null`,
+		``,
+		`{"id": "ok2", "extra": 1}`,
+	}
+	wantBad := map[int]string{1: "not a JSON object", 2: `required field "id" is missing or null`, 3: `required field "id" is missing or null`,
+		4: `field "ts": json: cannot unmarshal yesterday`, 5: `field "tstz": json: cannot unmarshal 2026-07-14T12:00:00`,
+		6: `field "day": json: cannot unmarshal 14/07/2026`, 7: `field "id"`, 8: "not a JSON object", 9: "not a JSON object", 10: "not a JSON object"}
+	d, err := dec(records(values...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Rows.Release()
+	got := map[int]string{}
+	for i, b := range d.Bad {
+		if i > 0 && d.Bad[i-1].Index >= b.Index {
+			t.Errorf("Bad not in order: %+v", d.Bad)
+		}
+		got[b.Index] = b.Reason
+		t.Logf("%s: %s", values[b.Index], b.Reason)
+	}
+	for i, reason := range wantBad {
+		r, ok := got[i]
+		if !ok || !strings.Contains(r, reason) {
+			t.Errorf("%s: rejected %v with %q, want a reason with %q", values[i], ok, r, reason)
+		}
+	}
+	if len(got) != len(wantBad) {
+		t.Errorf("rejected %d records, want %d: %+v", len(got), len(wantBad), d.Bad)
+	}
+	ids := d.Rows.Column(0).(*array.String)
+	if d.Rows.NumRows() != 2 || ids.Value(0) != "ok1" || ids.Value(1) != "ok2" {
+		t.Errorf("rows = %v, want ok1, ok2", d.Rows)
+	}
+}
