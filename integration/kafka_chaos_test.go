@@ -22,6 +22,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/catalogconfig"
+	"github.com/icerun/icerun/sink"
 )
 
 // chaosTarget is a catalog the chaos runs on: the `icerun sink` processes
@@ -200,6 +201,7 @@ var statsField = regexp.MustCompile(`\b(Redelivered|Duplicates):(\d+)`)
 type progress struct {
 	cat   catalog.Catalog
 	ident icetable.Identifier
+	ends  func() string // the last offset produced to each partition, for a failure
 }
 
 func newProgress(t *testing.T, cc chaosCatalog, ident icetable.Identifier) *progress {
@@ -208,7 +210,7 @@ func newProgress(t *testing.T, cc chaosCatalog, ident icetable.Identifier) *prog
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeCatalog(cat) })
-	return &progress{cat: cat, ident: ident}
+	return &progress{cat: cat, ident: ident, ends: func() string { return "" }}
 }
 
 func (p *progress) rows(t *testing.T) int64 {
@@ -240,7 +242,12 @@ func (p *progress) until(t *testing.T, n int64, what string) {
 			last, moved = got, time.Now()
 		}
 		if time.Since(moved) > 2*time.Minute {
-			t.Fatalf("waiting for %s: the table holds %d rows, want %d, and has not moved for 2 minutes", what, got, n)
+			var pos any = "none"
+			if tbl, err := p.cat.LoadTable(context.Background(), p.ident); err == nil {
+				pos, _ = sink.Positions(tbl)
+			}
+			t.Fatalf("waiting for %s: the table holds %d rows, want %d, and has not moved for 2 minutes; its positions: %v; the topic's last offsets: %s",
+				what, got, n, pos, p.ends())
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

@@ -244,6 +244,13 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	rand.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
 	step := cfg.messages / (len(events) + 1)
 	watch := newProgress(t, cc, ident)
+	watch.ends = func() string {
+		last := map[int32]int64{}
+		for _, r := range sent {
+			last[r.part] = max(last[r.part], r.off)
+		}
+		return fmt.Sprint(last) // bad records after a partition's last message are not counted
+	}
 	for k := 0; k <= len(events); k++ {
 		before := produced
 		n := step
@@ -277,7 +284,7 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	main, late := expectChaos(sent, keyed, cfg.eventTime, cfg.spacing)
 	watch.until(t, int64(len(main)), "every message")
 	deadIdent := icetable.Identifier{cc.ns, "events_dead"}
-	(&progress{cat: watch.cat, ident: deadIdent}).until(t, int64(len(bad)), "every bad record")
+	(&progress{cat: watch.cat, ident: deadIdent, ends: watch.ends}).until(t, int64(len(bad)), "every bad record")
 	sinks.stopAll()
 	deadDiff := checkDeadLetters(t, cc, deadIdent, bad)
 
