@@ -232,11 +232,19 @@ func (p *progress) rows(t *testing.T) int64 {
 // until waits until the table holds at least n rows; it fails the test
 // when the count has not moved for two minutes.
 func (p *progress) until(t *testing.T, n int64, what string) {
+	if !p.reached(t, n, what) {
+		t.FailNow()
+	}
+}
+
+// reached is until that reports the stall (t.Errorf) and returns false,
+// so that the caller can check the rows still.
+func (p *progress) reached(t *testing.T, n int64, what string) bool {
 	last, moved := int64(-1), time.Now()
 	for {
 		got := p.rows(t)
 		if got >= n {
-			return
+			return true
 		}
 		if got != last {
 			last, moved = got, time.Now()
@@ -246,8 +254,9 @@ func (p *progress) until(t *testing.T, n int64, what string) {
 			if tbl, err := p.cat.LoadTable(context.Background(), p.ident); err == nil {
 				pos, _ = sink.Positions(tbl)
 			}
-			t.Fatalf("waiting for %s: the table holds %d rows, want %d, and has not moved for 2 minutes; its positions: %v; the topic's last offsets: %s",
+			t.Errorf("waiting for %s: the table holds %d rows, want %d, and has not moved for 2 minutes; its positions: %v; the topic's last offsets: %s",
 				what, got, n, pos, p.ends())
+			return false
 		}
 		time.Sleep(500 * time.Millisecond)
 	}

@@ -86,17 +86,23 @@ func (r chaosRow) key() string {
 }
 
 // chaosDiff is how the rows read differ from the rows expected.
-type chaosDiff struct{ missing, extra, wrong int }
+type chaosDiff struct {
+	missing, extra, wrong int
+	missingTwice          int // missing messages the producer sent twice
+}
 
 func (d chaosDiff) none() bool { return d == chaosDiff{} }
 
 func (d chaosDiff) String() string {
+	if d.missing > 0 {
+		return fmt.Sprintf("%d missing (%d of them produced twice), %d duplicated or unknown, %d with wrong values", d.missing, d.missingTwice, d.extra, d.wrong)
+	}
 	return fmt.Sprintf("%d missing, %d duplicated or unknown, %d with wrong values", d.missing, d.extra, d.wrong)
 }
 
 // diffChaos compares the multisets of rows: want (as records sent) and
-// got.
-func diffChaos(want []chaosSent, got []chaosRow) chaosDiff {
+// got; twice holds the messages the producer sent twice.
+func diffChaos(want []chaosSent, got []chaosRow, twice map[int]bool) chaosDiff {
 	var d chaosDiff
 	count := map[string]int{}
 	withPos := len(got) > 0 && got[0].part >= 0
@@ -115,6 +121,9 @@ func diffChaos(want []chaosSent, got []chaosRow) chaosDiff {
 			count[k.key()]--
 		} else {
 			d.missing++
+			if twice[w.seq] {
+				d.missingTwice++
+			}
 		}
 	}
 	for _, n := range count {
