@@ -90,6 +90,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		if errors.Is(err, ErrFenced) || errors.Is(err, ErrKeyCommitted) {
 			s.stats.Fenced++
 		}
+		s.meters.add(ctx, s.stats)
 		s.cfg.log.Warn("sink commit failed", slog.String("table", s.name), slog.Int64("rows", s.rows), slog.Any("error", err))
 		s.reset()
 		if s.keys != nil {
@@ -109,6 +110,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 	s.committed = merged
 	s.stats.Appended += s.rows
 	s.stats.Commits++
+	s.meters.add(ctx, s.stats)
 	s.cfg.log.Info("sink commit", slog.String("table", s.name), slog.Int64("snapshot", res.SnapshotID),
 		slog.Int64("rows", s.rows), slog.Int("files", len(files)), slog.Int("attempts", res.Attempts),
 		slog.Int("source_partitions", len(s.pending)), slog.Int64("dead_letters_total", s.stats.DeadLetters))

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"fmt"
+	"go.opentelemetry.io/otel/metric"
 	"log/slog"
 	"time"
 
@@ -44,6 +45,7 @@ type config struct {
 	runID          string
 	codeVersion    string
 	log            *slog.Logger
+	meterProvider  metric.MeterProvider
 }
 
 func defaults() config {

@@ -53,6 +53,7 @@ type Sink struct {
 	bytes    int64
 	since    time.Time // when the first pending row arrived
 	stats    Stats
+	meters   *meters // OpenTelemetry counters of stats (metrics.go)
 	closed   bool
 	isSide   bool // the side table's sink: committed by its main sink only
 	sideOpts []Option
@@ -87,6 +88,10 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 		return nil, fmt.Errorf("%w: the dead-letter table is the table %s", ErrBadOption, strings.Join(ident, "."))
 	}
 	s := &Sink{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, pending: marks{}, sideOpts: opts}
+	var err error
+	if s.meters, err = newMeters(cfg.meterProvider, s.name); err != nil {
+		return nil, fmt.Errorf("%w: meters: %w", ErrBadOption, err)
+	}
 	if err := s.load(ctx); err != nil {
 		return nil, err
 	}

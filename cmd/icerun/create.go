@@ -60,7 +60,7 @@ func createCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sch, err := createSchema(ctx, *schemaFrom, *schemaJSON, required)
+	sch, err := createSchema(ctx, *schemaFrom, *schemaJSON, required, *version)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func createCmd(ctx context.Context, e *env, args []string) error {
 // createSchema reads the schema from Parquet files (and their Hive
 // folders) or an Iceberg JSON. A schema read from files has optional
 // columns but those named in required.
-func createSchema(ctx context.Context, from, js string, required []string) (*iceberg.Schema, error) {
+func createSchema(ctx context.Context, from, js string, required []string, version int) (*iceberg.Schema, error) {
 	if from != "" {
 		files, err := parquetfile.List([]string{from})
 		if err != nil {
@@ -110,7 +110,7 @@ func createSchema(ctx context.Context, from, js string, required []string) (*ice
 			return nil, err
 		}
 		defer r.Release()
-		return fileSchema(from, r.Schema(), required)
+		return fileSchema(from, r.Schema(), required, version)
 	}
 	data := []byte(js)
 	if path, ok := strings.CutPrefix(js, "@"); ok {
@@ -126,9 +126,10 @@ func createSchema(ctx context.Context, from, js string, required []string) (*ice
 	return sch, nil
 }
 
-// fileSchema is the Iceberg schema of an input's Arrow schema: optional
-// top-level columns but those of required (comma-separated names).
-func fileSchema(from string, sc *arrow.Schema, required []string) (*iceberg.Schema, error) {
+// fileSchema is the Iceberg schema of an input's Arrow schema for a table
+// of format version: optional top-level columns but those of required
+// (comma-separated names), types as tableType makes them.
+func fileSchema(from string, sc *arrow.Schema, required []string, version int) (*iceberg.Schema, error) {
 	want := map[string]bool{}
 	for _, r := range required {
 		for _, name := range strings.Split(r, ",") {
@@ -139,7 +140,7 @@ func fileSchema(from string, sc *arrow.Schema, required []string) (*iceberg.Sche
 	}
 	fields := slices.Clone(sc.Fields())
 	for i := range fields {
-		fields[i].Type = holdingUnsigned(fields[i].Type)
+		fields[i].Type = tableType(fields[i].Type, version)
 		fields[i].Nullable = !want[fields[i].Name]
 		delete(want, fields[i].Name)
 	}
@@ -147,40 +148,46 @@ func fileSchema(from string, sc *arrow.Schema, required []string) (*iceberg.Sche
 		return nil, fmt.Errorf("%w: -required: no column %s in %s", errUsage, strings.Join(slices.Sorted(maps.Keys(want)), ", "), from)
 	}
 	md := sc.Metadata()
-	sch, err := icetable.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, &md), true)
+	sch, err := icetable.ArrowSchemaToIcebergWithFreshIDs(arrow.NewSchema(fields, &md), version < 3)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", from, err)
 	}
 	return sch, nil
 }
 
-// holdingUnsigned is dt with every unsigned integer type replaced by the
-// type whose Iceberg counterpart holds all its values, as Spark reads
-// Parquet's UINT_32 and UINT_64: uint32 as long (iceberg-go would make it
-// an int, which the following load refuses) and uint64 as decimal(20, 0).
-func holdingUnsigned(dt arrow.DataType) arrow.DataType {
+// tableType is dt with the types whose Iceberg counterparts would not hold
+// every value replaced: unsigned integers as Spark reads Parquet's UINT_32
+// and UINT_64 (uint32 a long, where iceberg-go would make an int that the
+// following load refuses; uint64 a decimal(20, 0)), and, below format
+// version 3, nanosecond timestamps as microsecond ones (a load then
+// refuses values with nanoseconds; on version 3 they are timestamp_ns).
+func tableType(dt arrow.DataType, version int) arrow.DataType {
 	switch t := dt.(type) {
 	case *arrow.Uint32Type:
 		return arrow.PrimitiveTypes.Int64
 	case *arrow.Uint64Type:
 		return &arrow.Decimal128Type{Precision: 20, Scale: 0}
+	case *arrow.TimestampType:
+		if t.Unit == arrow.Nanosecond && version < 3 {
+			return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: t.TimeZone}
+		}
 	case *arrow.StructType:
 		fields := slices.Clone(t.Fields())
 		for i := range fields {
-			fields[i].Type = holdingUnsigned(fields[i].Type)
+			fields[i].Type = tableType(fields[i].Type, version)
 		}
 		return arrow.StructOf(fields...)
 	case *arrow.ListType:
 		elem := t.ElemField()
-		elem.Type = holdingUnsigned(elem.Type)
+		elem.Type = tableType(elem.Type, version)
 		return arrow.ListOfField(elem)
 	case *arrow.LargeListType:
 		elem := t.ElemField()
-		elem.Type = holdingUnsigned(elem.Type)
+		elem.Type = tableType(elem.Type, version)
 		return arrow.LargeListOfField(elem)
 	case *arrow.MapType:
 		key, item := t.KeyField(), t.ItemField()
-		key.Type, item.Type = holdingUnsigned(key.Type), holdingUnsigned(item.Type)
+		key.Type, item.Type = tableType(key.Type, version), tableType(item.Type, version)
 		m := arrow.MapOfFields(key, item)
 		m.KeysSorted = t.KeysSorted
 		return m

@@ -157,3 +157,47 @@ func TestCreateFromUnsignedColumns(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"4294967295", "7", "18446744073709551615", "9223372036854775808", "[4294967295]", "[4294967295]"}, got)
 }
+
+// Nanosecond timestamps (DuckDB's TIMESTAMP_NS): a format v3 table gets a
+// timestamp_ns column and keeps every nanosecond; a v2 table gets a
+// microsecond column, which loads whole microseconds and refuses a value
+// with nanoseconds (exit 65, naming the column) rather than store another
+// instant.
+func TestCreateFromNanosecondTimestamps(t *testing.T) {
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "wh")
+	file := func(name string, ns ...int64) string {
+		sc := arrow.NewSchema([]arrow.Field{{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Nanosecond}, Nullable: true}}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer b.Release()
+		for _, v := range ns {
+			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(v))
+		}
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		path := filepath.Join(dir, name)
+		writeRecord(t, path, rec)
+		return path
+	}
+	fine, whole := file("fine.parquet", 1782900000123456789), file("whole.parquet", 1782900000123456000)
+
+	code, out, errs := icerun("create", "shop.v3", "-warehouse", wh, "-schema-from", fine, "-format-version", "3")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "ts: optional timestamp_ns")
+	require.NotContains(t, errs, "downcasting")
+	code, _, errs = icerun("replace", "shop.v3", "-warehouse", wh, fine)
+	require.Equal(t, 0, code, errs)
+	rows := tableRows(t, wh, icetable.Identifier{"shop", "v3"})
+	defer rows.Release()
+	require.EqualValues(t, 1782900000123456789, rows.Column(0).Data().Chunk(0).(*array.Timestamp).Value(0), "every nanosecond kept")
+
+	code, out, errs = icerun("create", "shop.v2", "-warehouse", wh, "-schema-from", fine)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "ts: optional timestamp\n")
+	require.NotContains(t, errs, "downcasting")
+	code, _, errs = icerun("replace", "shop.v2", "-warehouse", wh, fine)
+	require.Equal(t, exitData, code, errs)
+	require.Contains(t, errs, `column "ts"`)
+	code, _, errs = icerun("replace", "shop.v2", "-warehouse", wh, whole)
+	require.Equal(t, 0, code, errs)
+}

@@ -125,6 +125,13 @@ type consumer struct {
 	log      *slog.Logger
 	mu       sync.Mutex
 	assigned map[int32]bool
+	// stale is set when a revoke's commit failed: the sink dropped the
+	// pending rows of the partitions it keeps too (the cooperative
+	// balancer revokes some partitions only), so the records fetched for
+	// them since are past what the table holds. The poll goroutine then
+	// discards its fetches and seeks every kept partition back to the
+	// table's positions before it writes again.
+	stale bool
 }
 
 func (c *consumer) sp(p int32) sink.SourcePartition {
@@ -164,7 +171,8 @@ func (c *consumer) revoke(ctx context.Context, _ *kgo.Client, parts map[string][
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, err := c.s.Commit(ctx); err != nil {
-		c.log.Warn("kafka revoke: commit failed (the new owner replays from the table)", slog.Any("error", err))
+		c.log.Warn("kafka revoke: commit failed (the new owner replays from the table; the partitions kept are read again from it)", slog.Any("error", err))
+		c.stale = true
 	}
 	for _, p := range parts[c.cfg.Topic] {
 		delete(c.assigned, p)
@@ -193,6 +201,10 @@ func (c *consumer) loop(ctx context.Context) error {
 func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stale { // see consumer.stale: these records may start past the table
+		c.stale = false
+		return c.reseek(ctx)
+	}
 	for _, fe := range fetches.Errors() {
 		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
 			continue

@@ -1,0 +1,90 @@
+package sink
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// WithMeterProvider sets the OpenTelemetry meter provider of the sink's
+// counters. Default: the global provider (otel.GetMeterProvider at Open),
+// a no-op unless the program installed one. Each counter is the sum of a
+// field of [Stats] over every sink of the process, with the attribute
+// icerun.table naming the table (side tables under their own names):
+//
+//	icerun.sink.rows          Appended     rows committed
+//	icerun.sink.redelivered   Redelivered  rows dropped at or below a held position
+//	icerun.sink.duplicates    Duplicates   rows dropped in keyed mode
+//	icerun.sink.late          Late         late rows
+//	icerun.sink.late_dropped  LateDropped  late rows dropped by LateDrop
+//	icerun.sink.dead_letters  DeadLetters  messages sent to the dead-letter table
+//	icerun.sink.commits       Commits      snapshots committed
+//	icerun.sink.fenced        Fenced       commits refused (ErrFenced, ErrKeyCommitted)
+//	icerun.sink.compactions   Compactions  closed partitions compacted
+//
+// They are added after every commit attempt, so a scrape between commits
+// sees the counts of the last one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error {
+		c.meterProvider = mp
+		return nil
+	}
+}
+
+// meters are a sink's counters and the Stats they have been given.
+type meters struct {
+	counters [9]metric.Int64Counter
+	attrs    metric.MeasurementOption
+	added    Stats
+}
+
+// meterNames are the counters' names and descriptions, in the order of
+// statsFields.
+var meterNames = [9][2]string{
+	{"icerun.sink.rows", "rows committed by the sink"},
+	{"icerun.sink.redelivered", "rows dropped at or below a position the table holds"},
+	{"icerun.sink.duplicates", "rows dropped in keyed mode: key already held"},
+	{"icerun.sink.late", "late rows (to the side table or dropped)"},
+	{"icerun.sink.late_dropped", "late rows dropped by the LateDrop policy"},
+	{"icerun.sink.dead_letters", "messages sent to the dead-letter table"},
+	{"icerun.sink.commits", "snapshots committed by the sink"},
+	{"icerun.sink.fenced", "sink commits refused: fenced or key committed by another sink"},
+	{"icerun.sink.compactions", "closed partitions compacted"},
+}
+
+// statsFields lists st's counts in the order of meterNames.
+func statsFields(st Stats) [9]int64 {
+	return [9]int64{st.Appended, st.Redelivered, st.Duplicates, st.Late, st.LateDropped, st.DeadLetters, st.Commits, st.Fenced, st.Compactions}
+}
+
+func newMeters(mp metric.MeterProvider, table string) (*meters, error) {
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	m := mp.Meter("github.com/icerun/icerun/sink")
+	out := &meters{attrs: metric.WithAttributes(attribute.String("icerun.table", table))}
+	for i, n := range meterNames {
+		c, err := m.Int64Counter(n[0], metric.WithDescription(n[1]))
+		if err != nil {
+			return nil, err
+		}
+		out.counters[i] = c
+	}
+	return out, nil
+}
+
+// add gives the counters what st counts beyond what they were given.
+func (m *meters) add(ctx context.Context, st Stats) {
+	if m == nil {
+		return
+	}
+	now, before := statsFields(st), statsFields(m.added)
+	for i, c := range m.counters {
+		if d := now[i] - before[i]; d > 0 {
+			c.Add(ctx, d, m.attrs)
+		}
+	}
+	m.added = st
+}
