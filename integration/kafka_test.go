@@ -3,76 +3,163 @@
 package integration
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/icerun/icerun/catalogconfig"
 )
 
-// TestKafkaSinkChaos streams a 3-partition topic into a table with two
-// `icerun sink` processes in one consumer group, SIGKILLs them at random
-// instants and restarts them while the producer sends more (every message
-// of a killed sink that was not committed is delivered again), and 1% of
-// the messages are produced twice with new offsets, the second time to
-// another partition (another sink's, often). Half the messages carry their
-// event time as RFC 3339 text, half as microseconds; 0.5% of the records
-// are not rows of the table (bad JSON, a wrong type, a required field
-// missing) and go to the dead-letter table. The table must end with
-// exactly the unique messages and the dead-letter table with every bad
-// record once, checked row by row.
+// TestKafkaSinkChaos streams a topic into a day-partitioned table with
+// several `icerun sink` processes in one consumer group while the producer
+// sends more: processes are SIGKILLed at random instants and restarted
+// (every message a killed sink held uncommitted is delivered again, and
+// its partitions move to the others and back), SIGSTOPped past the
+// session timeout and continued (a zombie), the broker is SIGKILLed and
+// restarted once when scripts/integration provides ICERUN_KAFKA_RESTART,
+// and a share of the messages is produced twice with new offsets (a
+// producer's retry), some right after the first copy, some with the next
+// batch, to the partition after the first copy's. Half the messages carry
+// their event time as RFC 3339 text, half as microseconds; 0.5% of the
+// records are not rows of the table and must land in the dead-letter table
+// once each. With ICERUN_KAFKA_DAYS the sinks run with event time (one hour of
+// allowed lateness) over messages spanning that many days, so days close,
+// are compacted, and retries whose day closed meanwhile are late. The test
+// decides from every record's position what the sinks must do with it
+// (expectChaos): keyed mode, the table holds exactly the unique messages
+// that were not late; position mode, exactly the records that were not
+// late; the side table exactly the late records, at their positions.
+// Checked row by row (id, seq, event time, and the position of late rows),
+// on the embedded SQLite catalog and, when scripts/integration pg s3 runs
+// too, on PostgreSQL + S3.
 //
-// Scale: ICERUN_KAFKA_MESSAGES (default 20,000), ICERUN_KAFKA_KILLS
-// (default 4).
+// Scale (environment): ICERUN_KAFKA_MESSAGES (default 20,000),
+// ICERUN_KAFKA_KILLS (SIGKILLs of a sink, default 4), ICERUN_KAFKA_PAUSES
+// (SIGSTOPs of a sink past the session timeout, default 1),
+// ICERUN_KAFKA_PROCS (sink processes, default 3), ICERUN_KAFKA_PARTITIONS
+// (default twice the processes), ICERUN_KAFKA_DUPLICATES (percent produced
+// twice, default 1), ICERUN_KAFKA_BROKER_KILLS (default 1 with
+// ICERUN_KAFKA_RESTART, else 0), ICERUN_KAFKA_DAYS (default 0: no event
+// time), ICERUN_KAFKA_COMMIT_INTERVAL (default 300ms).
+//
+// With event time, two sinks may compact the same closed day at once; the
+// loser fails (TestSinkCompactionRaceIsNotFatal) and its process exits,
+// which fails this test now and then: the default stays without event
+// time until that is fixed.
 func TestKafkaSinkChaos(t *testing.T) {
-	t.Run("keyed", func(t *testing.T) { kafkaChaos(t, true) })
-	t.Run("positions", func(t *testing.T) { kafkaChaos(t, false) })
-}
-
-// kafkaChaos runs the chaos scenario. keyed: the sinks dedupe by id and
-// the table must hold every unique message once; otherwise every record
-// delivered (a producer's duplicate too) once.
-func kafkaChaos(t *testing.T, keyed bool) {
 	brokers := os.Getenv("ICERUN_KAFKA_BROKERS")
 	if brokers == "" {
-		if strings.Contains(os.Getenv("ICERUN_TARGETS"), "kafka") {
+		if required("kafka") {
 			t.Fatal("target kafka is set but ICERUN_KAFKA_BROKERS is not")
 		}
 		t.Skip("no Kafka broker: run under scripts/integration kafka")
 	}
-	total := envInt("ICERUN_KAFKA_MESSAGES", 20_000)
-	kills := envInt("ICERUN_KAFKA_KILLS", 4)
-	ctx := context.Background()
+	cfg := chaosConfigFromEnv(brokers)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "icerun")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/icerun").CombinedOutput(); err != nil {
 		t.Fatalf("build icerun: %v\n%s", err, out)
 	}
-	wh := filepath.Join(dir, "warehouse")
-	cat, err := catalogconfig.OpenLocal(ctx, wh)
+	cfg.bin = bin
+	for _, tg := range chaosTargets(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			t.Run("keyed", func(t *testing.T) { kafkaChaos(t, cfg, tg, true) })
+			t.Run("positions", func(t *testing.T) { kafkaChaos(t, cfg, tg, false) })
+		})
+	}
+}
+
+// chaosConfig is the scale of one chaos run.
+type chaosConfig struct {
+	brokers, restart, bin                              string
+	messages, kills, pauses, brokerKills, procs, parts int
+	dupPercent                                         int
+	commitInterval                                     time.Duration
+	spacing                                            time.Duration // event time between messages
+	eventTime                                          bool          // the sinks run with -event-time
+}
+
+func chaosConfigFromEnv(brokers string) chaosConfig {
+	c := chaosConfig{
+		brokers:    brokers,
+		restart:    os.Getenv("ICERUN_KAFKA_RESTART"),
+		messages:   envInt("ICERUN_KAFKA_MESSAGES", 20_000),
+		kills:      envCount("ICERUN_KAFKA_KILLS", 4),
+		pauses:     envCount("ICERUN_KAFKA_PAUSES", 1),
+		procs:      envInt("ICERUN_KAFKA_PROCS", 3),
+		dupPercent: envCount("ICERUN_KAFKA_DUPLICATES", 1),
+	}
+	c.parts = envInt("ICERUN_KAFKA_PARTITIONS", 2*c.procs)
+	// Without event time the messages are a second apart; with it they
+	// span ICERUN_KAFKA_DAYS days, so that days close during the run.
+	c.spacing = time.Second
+	if days := envCount("ICERUN_KAFKA_DAYS", 0); days > 0 {
+		c.eventTime, c.spacing = true, time.Duration(days)*24*time.Hour/time.Duration(c.messages)
+	}
+	if c.restart != "" { // else nothing can restart the broker
+		c.brokerKills = envCount("ICERUN_KAFKA_BROKER_KILLS", 1)
+	}
+	c.commitInterval = 300 * time.Millisecond
+	if d, err := time.ParseDuration(os.Getenv("ICERUN_KAFKA_COMMIT_INTERVAL")); err == nil && d > 0 {
+		c.commitInterval = d
+	}
+	return c
+}
+
+// chaosDay0 is the event time of the first message.
+var chaosDay0 = time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
+
+// chaosLateness is the sinks' -allowed-lateness.
+const chaosLateness = time.Hour
+
+// chaosMessage is the JSON of message seq: id "m<seq>", event times
+// spacing apart from chaosDay0 on (plus seq%1000 microseconds), as RFC
+// 3339 text in +02:00 for even seqs, as microseconds for odd ones.
+func chaosMessage(seq int, spacing time.Duration) (id, value string) {
+	id = "m" + strconv.Itoa(seq)
+	at := chaosEventTime(seq, spacing)
+	if seq%2 == 0 {
+		text := time.UnixMicro(at).In(time.FixedZone("", 2*3600)).Format(time.RFC3339Nano)
+		return id, fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%q}`, id, seq, text)
+	}
+	return id, fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%d}`, id, seq, at)
+}
+
+func chaosEventTime(seq int, spacing time.Duration) int64 {
+	return chaosDay0.Add(time.Duration(seq)*spacing + time.Duration(seq%1000)*time.Microsecond).UnixMicro()
+}
+
+// chaosBad is the n-th record that is not a row of the table: bad JSON, a
+// wrong type, a required field missing.
+func chaosBad(n int) string {
+	return fmt.Sprintf([]string{`{"id":"b%d"`, `{"id":"b%d","seq":"x","event_time":0}`, `{"seq":%d,"event_time":0}`}[n%3], n)
+}
+
+// kafkaChaos runs the chaos scenario on one catalog target. keyed: the
+// sinks dedupe by id and the table must hold every unique message once;
+// otherwise every record produced (a producer's duplicate too) once.
+func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
+	ctx := context.Background()
+	began := time.Now()
+	cc := tg.make(t)
+	cat, err := cc.open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ident := icetable.Identifier{"db", "events"}
-	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil {
+	defer closeCatalog(cat)
+	ident := icetable.Identifier{cc.ns, "events"}
+	if err := cat.CreateNamespace(ctx, icetable.Identifier{cc.ns}, nil); err != nil {
 		t.Fatal(err)
 	}
 	sch := iceberg.NewSchema(0,
@@ -86,155 +173,148 @@ func kafkaChaos(t *testing.T, keyed bool) {
 	}
 	topic := fmt.Sprintf("events-%d", time.Now().UnixNano())
 	// Records name their partition: a producer's duplicate goes to the
-	// partition after its first copy's.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	// partition after its first copy's (another sink's, often).
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cfg.brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	createTopic(t, cl, topic, 3)
+	createTopic(t, cl, topic, int32(cfg.parts))
 
-	// The sinks: restartable processes.
-	type proc struct {
-		cmd *exec.Cmd
-		log *bytes.Buffer
-	}
-	start := func(i int) *proc {
-		args := []string{"sink", "db.events", "-warehouse", wh, "-brokers", brokers, "-topic", topic,
-			"-group", "g-" + topic, "-commit-rows", "500", "-commit-interval", "300ms", "-session-timeout", "6s",
-			"-dead-letter", "db.events_dead"}
-		if keyed {
-			args = append(args, "-key", "id")
-		}
-		cmd := exec.Command(bin, args...)
-		var log bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &log, &log
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return &proc{cmd: cmd, log: &log}
-	}
-	procs := []*proc{start(0), start(1)}
-	defer func() {
-		for _, p := range procs {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-	}()
+	sinks := newSinkGroup(t, cfg, cc, ident, topic, keyed)
+	defer sinks.killAll()
 
-	// The producer: unique ids, 1% sent twice (a producer retry: new
-	// offset, another partition), 0.5% bad records.
-	unique := map[string]int{} // id -> records produced
-	bad := map[string]bool{}   // bad record values
-	produced, records := 0, 0
+	// The producer: unique messages; dupPercent of them sent twice (a
+	// producer retry: a new offset in the next partition), half right
+	// after the first copy, half with the next batch; 0.5% bad records.
+	// Every record is kept with its position.
+	var sent []chaosSent
+	bad := map[string]bool{}
+	produced := 0
+	var retries []*kgo.Record
 	produce := func(n int) {
-		var recs []*kgo.Record
+		recs := retries
+		retries = nil
 		for range n {
-			id := "m" + strconv.Itoa(produced)
-			part := int32(produced % 3)
-			at := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC).Add(time.Duration(produced)*time.Second + time.Duration(produced%1000)*time.Microsecond)
-			v := fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%d}`, id, produced, at.UnixMicro())
-			if produced%2 == 0 {
-				v = fmt.Sprintf(`{"id":%q,"seq":%d,"event_time":%q}`, id, produced, at.In(time.FixedZone("", 2*3600)).Format(time.RFC3339Nano))
-			}
-			recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: part})
-			unique[id] = 1
-			if rand.IntN(100) == 0 {
-				recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: (part + 1) % 3})
-				unique[id] = 2
+			id, v := chaosMessage(produced, cfg.spacing)
+			part := int32(produced % cfg.parts)
+			r := &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: part}
+			recs = append(recs, r)
+			if rand.IntN(100) < cfg.dupPercent {
+				dup := &kgo.Record{Key: r.Key, Value: r.Value, Partition: (part + 1) % int32(cfg.parts)}
+				if rand.IntN(2) == 0 {
+					recs = append(recs, dup)
+				} else {
+					retries = append(retries, dup)
+				}
 			}
 			if rand.IntN(200) == 0 {
-				b := []string{`{"id":"b%d"`, `{"id":"b%d","seq":"x","event_time":0}`, `{"seq":%d,"event_time":0}`}[len(bad)%3]
-				b = fmt.Sprintf(b, len(bad))
+				b := chaosBad(len(bad))
 				bad[b] = true
 				recs = append(recs, &kgo.Record{Value: []byte(b), Partition: part})
 			}
 			produced++
 		}
-		records += len(recs)
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			t.Fatal(err)
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a broker restart may be under way
+		defer cancel()
+		for _, res := range cl.ProduceSync(pctx, recs...) {
+			if res.Err != nil {
+				t.Fatalf("produce: %v", res.Err)
+			}
+			if res.Record.Key == nil {
+				continue // a bad record
+			}
+			seq, _ := strconv.Atoi(strings.TrimPrefix(string(res.Record.Key), "m"))
+			sent = append(sent, chaosSent{seq: seq, part: res.Record.Partition, off: res.Record.Offset})
 		}
 	}
-	step := total / (kills + 1)
-	for k := 0; k <= kills; k++ {
-		produce(step)
-		if k == kills {
+
+	// The chaos: kills SIGKILLs of a sink and brokerKills restarts of the
+	// broker, in random order, one after each batch but the last.
+	events := make([]string, 0, cfg.kills+cfg.brokerKills)
+	for range cfg.kills {
+		events = append(events, "sink")
+	}
+	for range cfg.brokerKills {
+		events = append(events, "broker")
+	}
+	for range cfg.pauses {
+		events = append(events, "pause")
+	}
+	rand.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
+	step := cfg.messages / (len(events) + 1)
+	watch := newProgress(t, cc, ident)
+	watch.ends = func() string {
+		last := map[int32]int64{}
+		for _, r := range sent {
+			last[r.part] = max(last[r.part], r.off)
+		}
+		return fmt.Sprint(last) // bad records after a partition's last message are not counted
+	}
+	for k := 0; k <= len(events); k++ {
+		before := produced
+		n := step
+		if k == len(events) {
+			n = cfg.messages - produced
+		}
+		produce(n)
+		if k == len(events) {
 			break
 		}
-		time.Sleep(time.Duration(200+rand.IntN(1500)) * time.Millisecond)
-		i := rand.IntN(len(procs))
-		_ = procs[i].cmd.Process.Signal(syscall.SIGKILL)
-		_ = procs[i].cmd.Wait()
-		t.Logf("killed sink %d after %d messages", i, produced)
-		procs[i] = start(i)
-	}
-	// Wait until the table holds every unique message, then stop the
-	// sinks gracefully.
-	deadline := time.Now().Add(90 * time.Second)
-	var got []string
-	deadIdent := icetable.Identifier{"db", "events_dead"}
-	var dead []string
-	for time.Now().Before(deadline) {
-		got = tableIDs(t, ident, wh)
-		dead = columnOf(t, deadIdent, wh, "_icerun_raw")
-		if len(got) >= len(unique) && (keyed || len(got) >= records-len(bad)) && len(dead) >= len(bad) {
-			break
+		time.Sleep(time.Duration(200+rand.IntN(1300)) * time.Millisecond)
+		switch events[k] {
+		case "sink":
+			sinks.killOne(produced)
+		case "pause":
+			sinks.pauseOne(produced)
+		case "broker":
+			t0 := time.Now()
+			if out, err := exec.Command(cfg.restart).CombinedOutput(); err != nil {
+				t.Fatalf("restart the broker: %v\n%s", err, out)
+			}
+			t.Logf("broker SIGKILLed and restarted after %d messages (%s)", produced, time.Since(t0).Round(time.Millisecond))
 		}
-		time.Sleep(time.Second)
+		// Pace the chaos over the run: the next batch once the table holds
+		// half of this one.
+		watch.until(t, int64(before+n/2), "half of batch "+strconv.Itoa(k))
 	}
-	for _, p := range procs {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if len(retries) > 0 { // the last batch's retries
+		produce(0)
 	}
-	for i, p := range procs {
-		if err := p.cmd.Wait(); err != nil {
-			t.Errorf("sink %d: %v\n%s", i, err, tail(p.log.String(), 2000))
-		}
+	main, late := expectChaos(sent, keyed, cfg.eventTime, cfg.spacing)
+	watch.reached(t, int64(len(main)), "every message") // on a stall, the rows still tell what is missing
+	deadIdent := icetable.Identifier{cc.ns, "events_dead"}
+	(&progress{cat: watch.cat, ident: deadIdent, ends: watch.ends}).until(t, int64(len(bad)), "every bad record")
+	sinks.stopAll()
+	deadDiff := checkDeadLetters(t, cc, deadIdent, bad)
+
+	got := readChaosRows(t, cc, ident, cfg.spacing)
+	gotLate := readLateRows(t, cc, ident, cfg.spacing)
+	twice, seen := map[int]bool{}, map[int]bool{}
+	for _, r := range sent {
+		twice[r.seq], seen[r.seq] = seen[r.seq], true
 	}
-	procs = nil
-	got = tableIDs(t, ident, wh)
-	have := map[string]int{}
-	for _, id := range got {
-		have[id]++
-	}
-	dead = columnOf(t, deadIdent, wh, "_icerun_raw")
-	deadCount := map[string]int{}
-	for _, v := range dead {
-		deadCount[v]++
-	}
-	for v := range bad {
-		if deadCount[v] != 1 {
-			t.Errorf("bad record %s is %d times in the dead-letter table, want once", v, deadCount[v])
-		}
-		delete(deadCount, v)
-	}
-	if len(deadCount) != 0 {
-		t.Errorf("dead-letter table holds unknown records: %v", deadCount)
-	}
-	t.Logf("%d bad records, %d dead letters", len(bad), len(dead))
-	missing, dup, want := 0, 0, 0
-	for id, n := range unique {
-		if keyed {
-			n = 1
-		}
-		want += n
-		switch h := have[id]; {
-		case h < n:
-			missing += n - h
-		case h > n:
-			dup += h - n
-		}
-		delete(have, id)
-	}
-	t.Logf("keyed=%v: produced %d unique messages (%d records), table holds %d rows for %d expected: %d missing, %d duplicated, %d unknown",
-		keyed, len(unique), records, len(got), want, missing, dup, len(have))
-	if missing != 0 || dup != 0 || len(have) != 0 || len(got) != want {
-		t.Errorf("table differs: %d missing, %d duplicated, %d unknown ids, %d rows for %d expected", missing, dup, len(have), len(got), want)
+	mainDiff := diffChaos(main, got, twice)
+	lateDiff := diffChaos(late, gotLate, twice)
+	t.Logf("%s keyed=%v: %d unique messages (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; table: %d rows checked for %d expected: %s; side table: %d late rows checked for %d expected: %s; dead-letter table: %d bad records: %s; %s; data files per day: %s",
+		tg.name, keyed, produced, len(sent), len(sent)-produced, cfg.procs, cfg.parts, sinks.kills, sinks.pauses, cfg.brokerKills,
+		time.Since(began).Round(time.Second), len(got), len(main), mainDiff, len(gotLate), len(late), lateDiff, len(bad), deadDiff, sinks.figures(), filesPerDay(t, cc, ident))
+	if !mainDiff.none() || !lateDiff.none() || !deadDiff.none() {
+		t.Errorf("table: %s; side table: %s; dead-letter table: %s", mainDiff, lateDiff, deadDiff)
 	}
 }
 
+// envInt is the positive integer in variable k, else def.
 func envInt(k string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// envCount is the integer at or above 0 in variable k, else def.
+func envCount(k string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v >= 0 {
 		return v
 	}
 	return def
@@ -263,58 +343,4 @@ func createTopic(t *testing.T, cl *kgo.Client, topic string, partitions int32) {
 			t.Fatalf("create topic %s: error code %d", rt.Topic, rt.ErrorCode)
 		}
 	}
-}
-
-// tableIDs reads the id of every row of the table, sorted, through a
-// catalog of its own (the sinks write through theirs).
-func tableIDs(t *testing.T, ident icetable.Identifier, wh string) []string {
-	t.Helper()
-	return columnOf(t, ident, wh, "id")
-}
-
-// columnOf reads a string or binary column of every row of the table (none
-// when it does not exist), sorted.
-func columnOf(t *testing.T, ident icetable.Identifier, wh, column string) []string {
-	t.Helper()
-	ctx := context.Background()
-	cat, err := catalogconfig.OpenLocal(ctx, wh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, ok := cat.(interface{ Close() error }); ok {
-		defer c.Close()
-	}
-	tbl, err := cat.LoadTable(ctx, ident)
-	if errors.Is(err, catalog.ErrNoSuchTable) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tbl.CurrentSnapshot() == nil {
-		return nil
-	}
-	_, recs, err := tbl.Scan(icetable.WithSelectedFields(column)).ToArrowRecords(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for rec, err := range recs {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch col := rec.Column(0).(type) {
-		case *array.String:
-			for i := 0; i < col.Len(); i++ {
-				out = append(out, col.Value(i))
-			}
-		case *array.Binary:
-			for i := 0; i < col.Len(); i++ {
-				out = append(out, string(col.Value(i)))
-			}
-		}
-		rec.Release()
-	}
-	slices.Sort(out)
-	return out
 }
