@@ -25,7 +25,7 @@ type block struct {
 	engines  []string
 }
 
-// peerBlocks are the scenarios of issue #12 for the given sizes.
+// peerBlocks are the scenarios of the peer table for the given sizes.
 func peerBlocks(rows []int, parts []int, bfDays, bfRows int, only, engines string) []block {
 	var bs []block
 	want := func(s string) bool { return only == "" || slices.Contains(strings.Split(only, ","), s) }
