@@ -28,7 +28,7 @@ import (
 // needs a whole write of its own before it commits again, so soon is when
 // the table is quiet. Growing waits put a starved writer at a random phase
 // of the other writer's cycle on every attempt, so a writer whose attempt
-// is slower than the other's cycle can lose every time (issue 15: 12 to 16
+// is slower than the other's cycle can lose every time (measured: 12 to 16
 // attempts, and ErrConflict after 20). The waits stay short, so the attempt
 // budget also bounds the time the call keeps trying.
 //

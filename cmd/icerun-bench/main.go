@@ -12,7 +12,7 @@
 //
 //	go run ./cmd/icerun-bench [-rows 1000000,5000000] [-partitions 10,1500] [-batch 8192] [-runs 5]
 //
-// With -peers it runs instead the side-by-side of issue #12: icerun, raw
+// With -peers it runs instead the side-by-side of engines: icerun, raw
 // iceberg-go, PyIceberg 0.12 and Spark (local[2], Iceberg runtime 1.12.0)
 // on the same work, and the Parquet floor (arrow-go's pqarrow and pyarrow
 // writing the rows to one zstd file, no Iceberg). Every engine reads the
@@ -67,7 +67,7 @@ func main() {
 	partsFlag := flag.String("partitions", "10,1500", "table sizes (partitions) for the replace-one-partition runs")
 	batchFlag := flag.String("batch", "8192", "input batch rows for the throughput runs (iceberg-go's writer queues up to 64 batches)")
 	runsFlag := flag.Int("runs", 5, "rounds of the throughput runs (the partition runs get twice as many, plus one); -peers: rounds of every scenario")
-	peers := flag.Bool("peers", false, "run icerun beside raw iceberg-go, PyIceberg, Spark and the Parquet floor (issue #12) instead; Python from $ICERUN_PYTHON")
+	peers := flag.Bool("peers", false, "run icerun beside raw iceberg-go, PyIceberg, Spark and the Parquet floor instead; Python from $ICERUN_PYTHON")
 	scenarios := flag.String("scenarios", "", "-peers: comma-separated subset of replace,dynamic,size,backfill,upsert,upsert10m,upsert10m-new (default all)")
 	enginesFlag := flag.String("engines", "", "-peers: comma-separated subset of icerun,raw,pyiceberg,spark-cow,spark-mor,pqarrow,pyarrow (default all)")
 	backfillFlag := flag.String("backfill", "400x10000", "-peers: days x rows per day of the backfill scenario")

@@ -144,7 +144,7 @@ func TestManifestListBounds(t *testing.T) {
 	}
 }
 
-// TestManifestListBoundsFilteredScan is issue #11's reproduction: after
+// TestManifestListBoundsFilteredScan reproduces a reported defect: after
 // "" and k0..k6 are written, iceberg-go's filtered scan of s = 'k3' finds
 // the k3 row, and its own overwrite of s = 'k1' removes the old k1 row.
 func TestManifestListBoundsFilteredScan(t *testing.T) {
