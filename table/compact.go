@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -203,6 +204,12 @@ func readRows(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileSca
 			return err
 		}
 	}
+	return applyEach(ctx, res, batches, fn)
+}
+
+// applyEach resolves each of the scanned batches to the table schema with
+// res and hands it to fn, releasing every batch.
+func applyEach(ctx context.Context, res *schema.Resolution, batches iter.Seq2[arrow.RecordBatch, error], fn func(arrow.RecordBatch) error) error {
 	for raw, err := range batches {
 		if err != nil {
 			return err

@@ -179,22 +179,7 @@ func (c *changes) each(ctx context.Context, k partition.Key, fn func(rec arrow.R
 	if err != nil {
 		return err
 	}
-	for raw, err := range batches {
-		if err != nil {
-			return err
-		}
-		rec, err := res.Apply(ctx, raw)
-		raw.Release()
-		if err != nil {
-			return err
-		}
-		err = fn(rec)
-		rec.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return applyEach(ctx, res, batches, fn)
 }
 
 // winners reads the spilled input of partition k and resolves duplicate
