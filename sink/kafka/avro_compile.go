@@ -181,13 +181,12 @@ func compile(w avro.Schema, target arrow.Field) (decodeFn, error) {
 		}, nil
 	case *avro.FixedSchema:
 		return compileFixed(w, target)
-	case *avro.PrimitiveSchema:
-		if w.Type() == avro.Null {
-			if !target.Nullable {
-				return nil, fmt.Errorf("required field %q is null", target.Name)
-			}
-			return func(_ *avroIn, b array.Builder) error { b.AppendNull(); return nil }, nil
+	case *avro.NullSchema:
+		if !target.Nullable {
+			return nil, fmt.Errorf("required field %q is null", target.Name)
 		}
+		return func(_ *avroIn, b array.Builder) error { b.AppendNull(); return nil }, nil
+	case *avro.PrimitiveSchema:
 		return compilePrimitive(w, target)
 	}
 	return nil, mismatch(w, target)
