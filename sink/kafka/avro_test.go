@@ -1,8 +1,10 @@
 package kafka
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -17,13 +19,24 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/sink"
 )
 
 // avroTable is the Arrow schema of a table with a column of every kind
 // the Avro decoder maps.
 func avroTable(t testing.TB) *arrow.Schema {
 	t.Helper()
-	sch := iceberg.NewSchema(0,
+	sc, err := icetable.SchemaToArrowSchema(avroIceberg(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func avroIceberg() *iceberg.Schema {
+	return iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
 		iceberg.NestedField{ID: 2, Name: "n", Type: iceberg.PrimitiveTypes.Int64},
 		iceberg.NestedField{ID: 3, Name: "i", Type: iceberg.PrimitiveTypes.Int64},
@@ -42,11 +55,6 @@ func avroTable(t testing.TB) *arrow.Schema {
 		iceberg.NestedField{ID: 15, Name: "kind", Type: iceberg.PrimitiveTypes.String},
 		iceberg.NestedField{ID: 16, Name: "renamed", Type: iceberg.PrimitiveTypes.String},
 	)
-	sc, err := icetable.SchemaToArrowSchema(sch, nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
 }
 
 // avroWriter is a writer schema for avroTable: "old_name" maps to column
@@ -278,3 +286,52 @@ func TestAvroNewColumns(t *testing.T) {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// Avro rows of every type go through the sink into a table of a SQLite
+// catalog and read back as they were sent.
+func TestAvroIntoTable(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "orders", avroIceberg(), *iceberg.UnpartitionedSpec, nil)
+	s, err := sink.Open(ctx, cat, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The catalog assigned its own field ids: the writer names renamed's.
+	f, _ := s.Table().Schema().FindFieldByName("renamed")
+	w := avro.MustParse(strings.Replace(avroWriter, `"field-id":16`, fmt.Sprintf(`"field-id":%d`, f.ID), 1))
+	d := avroDecode(t, Avro(w), sc, false, mustAvro(t, w, avroOrder("o1", int64(5))), mustAvro(t, w, avroOrder("o2", nil)))
+	if len(d.Bad) > 0 {
+		t.Fatal(d.Bad)
+	}
+	sp := sink.SourcePartition{Source: "test", Partition: 0}
+	if err := s.Write(ctx, sp, []int64{0, 1}, d.Rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"id": "o1 o2", "n": "(null) 5", "price": "123.45 123.45", "kind": "B B", "renamed": "by id by id",
+		"u":   "6f1c7a1e-8c1b-4a3b-9d55-0b3c2a1d9e7f 6f1c7a1e-8c1b-4a3b-9d55-0b3c2a1d9e7f",
+		"day": "2026-07-14 2026-07-14", "at": "2026-07-14T12:30:45.123Z 2026-07-14T12:30:45.123Z",
+		"local": "2026-07-14T12:30:45.123 2026-07-14T12:30:45.123",
+	} {
+		if got := strings.Join(column(t, tbl, name), " "); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	for _, name := range []string{"tags", "attrs", "addr"} {
+		if got := column(t, tbl, name); len(got) != 2 || got[0] != got[1] || !strings.ContainsAny(got[0], "xkL") {
+			t.Errorf("%s = %q", name, got)
+		}
+	}
+}
