@@ -72,7 +72,8 @@ func (s *Sink) AddColumns(ctx context.Context, cols ...Column) error {
 		upd := txn.UpdateSchema(true, false)
 		note := "add column"
 		for _, c := range missing {
-			upd.AddColumn([]string{c.Name}, c.Type, "", false, nil)
+			next := 0
+			upd.AddColumn([]string{c.Name}, renumber(c.Type, &next), "", false, nil)
 			note += fmt.Sprintf(" %s %s", c.Name, c.Type)
 		}
 		if err := upd.Commit(); err != nil {
@@ -192,4 +193,25 @@ func (s *Sink) schemaMoved(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", ErrSchemaChanged, err)
 	}
 	return err
+}
+
+// renumber is t with distinct placeholder field ids (iceberg-go refuses a
+// schema holding one id twice before it assigns the table's own).
+func renumber(t iceberg.Type, next *int) iceberg.Type {
+	id := func() int { *next++; return *next }
+	switch t := t.(type) {
+	case *iceberg.StructType:
+		out := &iceberg.StructType{FieldList: make([]iceberg.NestedField, len(t.FieldList))}
+		for i, f := range t.FieldList {
+			f.ID, f.Required = id(), false
+			f.Type = renumber(f.Type, next)
+			out.FieldList[i] = f
+		}
+		return out
+	case *iceberg.ListType:
+		return &iceberg.ListType{ElementID: id(), Element: renumber(t.Element, next)}
+	case *iceberg.MapType:
+		return &iceberg.MapType{KeyID: id(), KeyType: renumber(t.KeyType, next), ValueID: id(), ValueType: renumber(t.ValueType, next)}
+	}
+	return t
 }
