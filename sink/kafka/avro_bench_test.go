@@ -11,9 +11,10 @@ import (
 
 // BenchmarkAvroDecode decodes the poll of BenchmarkJSONDecode (10,000
 // messages of ordersSchema's table) as Avro datums, bare and in the
-// Confluent wire format, beside JSON with integer event times and
-// hamba/avro's generic decoding into maps (no Arrow at all), in the same
-// run: report the ratios to json-integers.
+// Confluent wire format, beside JSON with integer event times (with and
+// without the check for new fields of evolution) and hamba/avro's
+// generic decoding into maps (no Arrow at all), in the same run: report
+// the ratios to json-integers.
 func BenchmarkAvroDecode(b *testing.B) {
 	sc := ordersSchema(&testing.T{})
 	w := avro.MustParse(`{"type":"record","name":"Order","fields":[
@@ -48,6 +49,16 @@ func BenchmarkAvroDecode(b *testing.B) {
 		})
 	}
 	run("json-integers", JSONFormat(), jsonRecs)
+	b.Run("json-integers-evolve", func(b *testing.B) { // every message checked for new fields
+		dec, _ := JSONFormat()(sc, true)
+		for range b.N {
+			d, err := dec(jsonRecs)
+			if err != nil || len(d.Bad) > 0 || len(d.NewColumns) > 0 {
+				b.Fatal(err, d.Bad, d.NewColumns)
+			}
+			d.Rows.Release()
+		}
+	})
 	run("avro-bare", Avro(w), bare)
 	run("avro-confluent", AvroConfluent(map[int32]avro.Schema{1: w}), framed)
 	b.Run("hamba-generic-maps", func(b *testing.B) {
