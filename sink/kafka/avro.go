@@ -79,12 +79,6 @@ func (d *avroDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 			out.Bad = append(out.Bad, Rejected{Index: i, Reason: err.Error()})
 			continue
 		}
-		for _, c := range p.newCol {
-			if !seen[c.Name] {
-				seen[c.Name] = true
-				out.NewColumns = append(out.NewColumns, c)
-			}
-		}
 		plans[i], datum[i] = p, v
 		if err := p.row(in.reset(v), b); err != nil {
 			out.Bad = append(out.Bad, Rejected{Index: i, Reason: err.Error()})
@@ -100,6 +94,12 @@ func (d *avroDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 			continue
 		}
 		good = append(good, i)
+		for _, c := range p.newCol { // of the rows, not of the rejects
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				out.NewColumns = append(out.NewColumns, c)
+			}
+		}
 	}
 	parts = append(parts, b.NewRecordBatch())
 	rows, err := concatBatches(d.sc, parts)

@@ -109,10 +109,6 @@ func (d *jsonDecoder) normalize(v []byte, splice bool) ([]byte, error) {
 func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 	values := make([][]byte, len(recs))
 	var bad []Rejected
-	var news *jsonNewFields
-	if d.known != nil {
-		news = &jsonNewFields{known: d.known, types: map[string]iceberg.Type{}}
-	}
 	keep := make([]int, 0, len(recs))
 	for i, r := range recs {
 		v := bytes.TrimSpace(r.Value)
@@ -127,9 +123,6 @@ func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 		}
 		values[i] = v
 		keep = append(keep, i)
-		if news != nil {
-			news.add(v)
-		}
 	}
 	rows, err := d.build(values, keep)
 	if err != nil {
@@ -167,10 +160,15 @@ func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 		if rows, err = d.build(values, kept); err != nil {
 			return Decoded{}, err
 		}
+		keep = kept
 	}
 	sortRejected(bad)
 	out := Decoded{Rows: rows, Bad: bad}
-	if news != nil {
+	if d.known != nil { // the new fields of the rows, not of the rejects
+		news := &jsonNewFields{known: d.known, types: map[string]iceberg.Type{}}
+		for _, i := range keep {
+			news.add(values[i])
+		}
 		out.NewColumns = news.columns()
 	}
 	return out, nil
