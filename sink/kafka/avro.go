@@ -61,13 +61,12 @@ func (d *avroDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 	var (
 		out   Decoded
 		parts []arrow.RecordBatch
-		good  []int    // records in the builders now
-		datum [][]byte // by record
+		good  []int // records in the builders now
+		datum = make([][]byte, len(recs))
 		plans = make([]*avroPlan, len(recs))
 		in    = &avroIn{Reader: avro.NewReader(nil, 0)}
 		seen  = map[string]bool{}
 	)
-	datum = make([][]byte, len(recs))
 	b := array.NewRecordBuilder(memory.DefaultAllocator, d.sc)
 	defer func() { b.Release() }()
 	for i, r := range recs {
@@ -86,6 +85,7 @@ func (d *avroDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 			b = array.NewRecordBuilder(memory.DefaultAllocator, d.sc)
 			for _, j := range good {
 				if err := plans[j].row(in.reset(datum[j]), b); err != nil {
+					releaseAll(parts)
 					return Decoded{}, fmt.Errorf("avro: record %d decoded once, not twice: %w", j, err)
 				}
 			}
@@ -138,11 +138,7 @@ func concatBatches(sc *arrow.Schema, parts []arrow.RecordBatch) (arrow.RecordBat
 	if len(parts) == 1 {
 		return parts[0], nil
 	}
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
+	defer releaseAll(parts)
 	cols := make([]arrow.Array, sc.NumFields())
 	var n int64
 	for _, p := range parts {
@@ -232,4 +228,10 @@ func deref(w avro.Schema) avro.Schema {
 		return r.Schema()
 	}
 	return w
+}
+
+func releaseAll(batches []arrow.RecordBatch) {
+	for _, b := range batches {
+		b.Release()
+	}
 }
