@@ -335,3 +335,31 @@ func TestAvroIntoTable(t *testing.T) {
 		}
 	}
 }
+
+// Corrupt datums (every prefix of a good one, and bytes flipped in it)
+// are rejects or rows, never a panic or an error of the decoder.
+func TestAvroCorruptDatums(t *testing.T) {
+	w := avro.MustParse(avroWriter)
+	good := mustAvro(t, w, avroOrder("o1", int64(5)))
+	var values [][]byte
+	for n := range len(good) {
+		values = append(values, good[:n])
+	}
+	for i := range good {
+		for _, x := range []byte{0x01, 0x80, 0xff} {
+			v := append([]byte(nil), good...)
+			v[i] ^= x
+			values = append(values, v)
+		}
+	}
+	d := avroDecode(t, Avro(w), avroTable(t), true, values...)
+	if int(d.Rows.NumRows())+len(d.Bad) != len(values) {
+		t.Fatalf("%d rows + %d rejects for %d datums", d.Rows.NumRows(), len(d.Bad), len(values))
+	}
+	for _, c := range d.Rows.Columns() {
+		if int64(c.Len()) != d.Rows.NumRows() {
+			t.Fatalf("a column of %d values in %d rows", c.Len(), d.Rows.NumRows())
+		}
+	}
+	t.Logf("%d datums: %d rows, %d rejects", len(values), d.Rows.NumRows(), len(d.Bad))
+}
