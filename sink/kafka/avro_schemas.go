@@ -114,7 +114,8 @@ func AvroConfluent(schemas map[int32]avro.Schema) Format {
 // as UTC), decimal (bytes or fixed; the column's scale, at most its
 // precision), uuid (string or fixed 16) into uuid or string. A writer
 // field whose type cannot go into its column rejects every message that
-// carries a value of that type, with the reason.
+// carries a value of that type, with the reason; so does a corrupt datum,
+// or a string or bytes value over 1 MiB (hamba/avro's bound).
 func Avro(w avro.Schema) Format {
 	return func(sc *arrow.Schema, evolve bool) (Decoder, error) {
 		d := newAvroDecoder(sc, evolve)
