@@ -66,6 +66,7 @@ func (s *Sink) AddColumns(ctx context.Context, cols ...Column) error {
 			return fmt.Errorf("sink: %s: %w", s.name, err)
 		}
 		if len(missing) == 0 {
+			s.cfg.log.Info("sink schema change: the table has the columns", slog.String("table", s.name), slog.Int("schema", tbl.Schema().ID))
 			return s.adopt(tbl)
 		}
 		txn := tbl.NewTransaction()
