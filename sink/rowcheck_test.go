@@ -29,7 +29,7 @@ func TestWriteNamesTheRowTheTableCannotHold(t *testing.T) {
 	)
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "amount_t", Transform: iceberg.TruncateTransform{Width: 100}})
 	ident := catalogtest.CreateTable(t, cat, "amounts", sch, spec, nil)
-	dead := ident[:len(ident)-1:len(ident)-1]
+	dead := ident[: len(ident)-1 : len(ident)-1]
 	dead = append(dead, "amounts_dead")
 	s, err := sink.Open(ctx, cat, ident, sink.WithDeadLetter(dead))
 	if err != nil {
