@@ -59,6 +59,9 @@ func newJSONDecoder(sc *arrow.Schema, evolve bool) *jsonDecoder {
 		if !f.Nullable {
 			d.required = append(d.required, i)
 		}
+		if hasRequiredInStruct(f.Type) {
+			d.nested = append(d.nested, i)
+		}
 		if t, ok := f.Type.(*arrow.TimestampType); ok {
 			d.times[f.Name] = t
 			d.timeKeys = append(d.timeKeys, []byte(strconv.Quote(f.Name)))
@@ -73,6 +76,7 @@ func newJSONDecoder(sc *arrow.Schema, evolve bool) *jsonDecoder {
 type jsonDecoder struct {
 	sc        *arrow.Schema
 	required  []int // columns
+	nested    []int // columns holding a struct with a required field (padMissing)
 	times     map[string]*arrow.TimestampType
 	timeKeys  [][]byte                  // the timestamp columns' names, quoted
 	timeUnits []arrow.TimeUnit          // their units
@@ -181,6 +185,9 @@ func (d *jsonDecoder) build(values [][]byte, idx []int) (arrow.RecordBatch, erro
 	for _, i := range idx {
 		if err := b.UnmarshalJSON(values[i]); err != nil {
 			return nil, err
+		}
+		for _, c := range d.nested {
+			padMissing(b.Field(c))
 		}
 	}
 	return b.NewRecordBatch(), nil
