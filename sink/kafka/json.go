@@ -48,7 +48,7 @@ func JSONFormat() Format {
 }
 
 func newJSONDecoder(sc *arrow.Schema, evolve bool) *jsonDecoder {
-	d := &jsonDecoder{sc: sc, times: map[string]*arrow.TimestampType{}, nested: map[string]arrow.DataType{}}
+	d := &jsonDecoder{sc: sc, times: map[string]*arrow.TimestampType{}, nestedTimes: map[string]arrow.DataType{}}
 	if evolve {
 		d.known = map[string]bool{}
 	}
@@ -67,21 +67,21 @@ func newJSONDecoder(sc *arrow.Schema, evolve bool) *jsonDecoder {
 			d.timeKeys = append(d.timeKeys, []byte(strconv.Quote(f.Name)))
 			d.timeUnits = append(d.timeUnits, t.Unit)
 		} else if hasTime(f.Type) {
-			d.nested[f.Name] = f.Type
+			d.nestedTimes[f.Name] = f.Type
 		}
 	}
 	return d
 }
 
 type jsonDecoder struct {
-	sc        *arrow.Schema
-	required  []int // columns
-	nested    []int // columns holding a struct with a required field (padMissing)
-	times     map[string]*arrow.TimestampType
-	timeKeys  [][]byte                  // the timestamp columns' names, quoted
-	timeUnits []arrow.TimeUnit          // their units
-	nested    map[string]arrow.DataType // columns holding timestamps deeper
-	known     map[string]bool           // the columns' names; nil unless evolving
+	sc          *arrow.Schema
+	required    []int // columns
+	nested      []int // columns holding a struct with a required field (padMissing)
+	times       map[string]*arrow.TimestampType
+	timeKeys    [][]byte                  // the timestamp columns' names, quoted
+	timeUnits   []arrow.TimeUnit          // their units
+	nestedTimes map[string]arrow.DataType // columns holding timestamps deeper
+	known       map[string]bool           // the columns' names; nil unless evolving
 }
 
 // normalize rewrites the RFC 3339 text of a message's timestamps to
@@ -100,7 +100,7 @@ func (d *jsonDecoder) normalize(v []byte, splice bool) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if len(d.nested) == 0 {
+	if len(d.nestedTimes) == 0 {
 		return v, nil
 	}
 	return d.rewriteNested(v)

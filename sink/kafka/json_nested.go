@@ -29,7 +29,7 @@ func hasTime(t arrow.DataType) bool {
 }
 
 // rewriteNested rewrites the RFC 3339 text of the timestamps inside raw's
-// struct, list and map columns (d.nested) to integers in their unit.
+// struct, list and map columns (d.nestedTimes) to integers in their unit.
 func (d *jsonDecoder) rewriteNested(raw []byte) ([]byte, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
@@ -39,7 +39,7 @@ func (d *jsonDecoder) rewriteNested(raw []byte) ([]byte, error) {
 		return nil, errNotObject
 	}
 	changed := false
-	for name, t := range d.nested {
+	for name, t := range d.nestedTimes {
 		v, ok := obj[name]
 		if !ok {
 			continue
