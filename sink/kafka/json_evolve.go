@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 
@@ -25,8 +26,8 @@ func (n *jsonNewFields) add(obj []byte) {
 		return
 	}
 	for name, v := range fields {
-		if n.known[name] {
-			continue
+		if n.known[name] || name == "" || strings.Contains(name, ".") {
+			continue // a column's, or a name no column can take as it is
 		}
 		t := inferJSON(v)
 		if t == nil {

@@ -198,7 +198,8 @@ func TestJSONNewColumns(t *testing.T) {
 	d, err := dec(records(
 		`{"id":"a","n":1,"x":1,"s":"t","b":true,"o":{"k":1,"z":null},"arr":[1,2],"nul":null}`,
 		`{"id":"b","x":1.5,"o":{"k2":"v"},"arr":[],"nul":null}`,
-		`{"x":1,"rejected":1}`, // no id: a reject, whose fields are not new columns
+		`{"x":1,"rejected":1}`,    // no id: a reject, whose fields are not new columns
+		`{"id":"c","":1,"a.b":2}`, // names no column takes as they are
 	))
 	if err != nil {
 		t.Fatal(err)
