@@ -70,6 +70,15 @@ func TestKafkaSinkChaos(t *testing.T) {
 		t.Fatalf("build icerun: %v\n%s", err, out)
 	}
 	cfg.bin = bin
+	if os.Getenv("ICERUN_KAFKA_FORMAT") == "avro" {
+		cfg.avro = filepath.Join(dir, "schemas")
+		if err := os.MkdirAll(cfg.avro, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cfg.avro, "1.avsc"), []byte(chaosAvroSchema), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tg := range chaosTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
 			t.Run("keyed", func(t *testing.T) { kafkaChaos(t, cfg, tg, true) })
@@ -81,6 +90,7 @@ func TestKafkaSinkChaos(t *testing.T) {
 // chaosConfig is the scale of one chaos run.
 type chaosConfig struct {
 	brokers, restart, bin                              string
+	avro                                               string // the writer schemas' directory with ICERUN_KAFKA_FORMAT=avro; "": JSON
 	messages, kills, pauses, brokerKills, procs, parts int
 	dupPercent                                         int
 	commitInterval                                     time.Duration
@@ -194,7 +204,7 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 		recs := retries
 		retries = nil
 		for range n {
-			id, v := chaosMessage(produced, cfg.spacing)
+			id, v := cfg.message(produced)
 			part := int32(produced % cfg.parts)
 			r := &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: part}
 			recs = append(recs, r)
@@ -207,7 +217,7 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 				}
 			}
 			if rand.IntN(200) == 0 {
-				b := chaosBad(len(bad))
+				b := cfg.bad(len(bad))
 				bad[b] = true
 				recs = append(recs, &kgo.Record{Value: []byte(b), Partition: part})
 			}
