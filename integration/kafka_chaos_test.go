@@ -99,6 +99,9 @@ func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable
 		if cfg.avro != "" {
 			args = append(args, "-format", "avro", "-avro-schemas", cfg.avro)
 		}
+		if cfg.evolveFrom > 0 {
+			args = append(args, "-evolve")
+		}
 		if cfg.eventTime {
 			args = append(args, "-event-time", "event_time", "-allowed-lateness", chaosLateness.String())
 		}
