@@ -85,9 +85,10 @@ var ErrConfig = errors.New("kafka: bad config")
 // Run consumes cfg.Topic into s until ctx ends, then commits what is
 // pending (a graceful stop: SIGTERM cancels ctx) and leaves the group. It
 // returns nil after a graceful stop, or the first error the sink cannot
-// recover from (a conflict, a fenced commit or a key another sink
-// committed is recovered: the sink starts again from the table's
-// positions and the source is sought there). A record the decoder rejects
+// recover from (a conflict, a fenced commit, a key another sink
+// committed or a schema another writer changed under the pending rows
+// is recovered: the sink starts again from the table's positions and the
+// source is sought there). A record the decoder rejects
 // goes to [sink.Sink.Reject]: to the sink's dead-letter table, or, without
 // one, it stops Run with a *sink.BadMessageError after committing the
 // rows before it.
