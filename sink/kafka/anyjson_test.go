@@ -106,8 +106,10 @@ func randomMessage(rng *rand.Rand, i int) []byte {
 	obj := map[string]any{"id": "m" + strconv.Itoa(i), "ts": "2026-07-14T12:00:00Z"}
 	fields := map[string]func() any{
 		"amount": func() any { return pick(rng, 1.25, -9999999.99, 12345678901.23, "x", 1e300, nil) },
-		"ts":     func() any { return pick(rng, "2026-07-14T12:00:00Z", int64(9e18), int64(-9e18), 0, "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z", "noon", nil) },
-		"n":      func() any { return pick(rng, 1, math.MaxInt32, int64(math.MaxInt32)+1, -1.5, true, nil) },
+		"ts": func() any {
+			return pick(rng, "2026-07-14T12:00:00Z", int64(9e18), int64(-9e18), 0, "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z", "noon", nil)
+		},
+		"n": func() any { return pick(rng, 1, math.MaxInt32, int64(math.MaxInt32)+1, -1.5, true, nil) },
 		"who": func() any {
 			return pick(rng, map[string]any{"name": "x"}, map[string]any{}, map[string]any{"name": nil},
 				map[string]any{"name": "y", "tags": []any{"a", nil}}, map[string]any{"tags": []any{}}, []any{1}, "who", nil)
