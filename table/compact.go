@@ -148,15 +148,25 @@ func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partiti
 	var before contentCheck
 	var sum fingerprint.Sum
 	var st *stager
-	err := readRows(ctx, tbl, tasks, func(sc *arrow.Schema) error {
+	lineage := hasLineage(tbl, tasks)
+	err := readRows(ctx, tbl, tasks, lineage, func(sc *arrow.Schema) error {
 		st = newStager(ctx, tbl, sc, w.cfg)
+		if lineage {
+			st.preserveLineage()
+		}
 		if err := st.sorted(w.cfg); err != nil {
 			return err
 		}
 		return st.writeOnly(spec, key)
 	}, func(rec arrow.RecordBatch) error {
 		before.add(rec)
-		sum.Add(rec)
+		if lineage { // the content fingerprint is of the table's columns
+			data := withoutLineage(rec)
+			sum.Add(data)
+			data.Release()
+		} else {
+			sum.Add(rec)
+		}
 		rec.Retain()
 		return st.add(rec)
 	})
@@ -175,7 +185,7 @@ func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partiti
 	for i, f := range files {
 		check[i] = icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
 	}
-	if err := readRows(ctx, tbl, check, nil, func(rec arrow.RecordBatch) error { after.add(rec); return nil }); err != nil {
+	if err := readRows(ctx, tbl, check, lineage, nil, func(rec arrow.RecordBatch) error { after.add(rec); return nil }); err != nil {
 		return snapshotcommit.Part{}, st, fmt.Errorf("reading the compacted files back: %w", err)
 	}
 	if before.rows != after.rows || before.sum != after.sum {
@@ -186,12 +196,18 @@ func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partiti
 
 // readRows reads the live rows of tasks, resolved to tbl's schema, one
 // batch at a time: start (when set) is called once with their schema
-// before the first batch; fn does not own rec.
-func readRows(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, start func(*arrow.Schema) error, fn func(rec arrow.RecordBatch) error) error {
+// before the first batch; fn does not own rec. With lineage each batch
+// ends with the rows' _row_id and _last_updated_sequence_number
+// (rowlineage.go), after the columns of that schema.
+func readRows(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, lineage bool, start func(*arrow.Schema) error, fn func(rec arrow.RecordBatch) error) error {
 	if len(tasks) == 0 {
 		return nil
 	}
-	sc, batches, err := tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(ctx, tasks)
+	opts := []icetable.ScanOption{icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)}
+	if lineage {
+		opts = append(opts, icetable.WithRowLineage())
+	}
+	sc, batches, err := tbl.Scan(opts...).ReadTasks(ctx, tasks)
 	if err != nil {
 		return err
 	}
@@ -204,17 +220,21 @@ func readRows(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileSca
 			return err
 		}
 	}
-	return applyEach(ctx, res, batches, fn)
+	return applyEach(ctx, res, lineage, batches, fn)
 }
 
 // applyEach resolves each of the scanned batches to the table schema with
-// res and hands it to fn, releasing every batch.
-func applyEach(ctx context.Context, res *schema.Resolution, batches iter.Seq2[arrow.RecordBatch, error], fn func(arrow.RecordBatch) error) error {
+// res and hands it to fn, releasing every batch. With lineage the
+// batches' row lineage columns are kept, last.
+func applyEach(ctx context.Context, res *schema.Resolution, lineage bool, batches iter.Seq2[arrow.RecordBatch, error], fn func(arrow.RecordBatch) error) error {
 	for raw, err := range batches {
 		if err != nil {
 			return err
 		}
 		rec, err := res.Apply(ctx, raw)
+		if err == nil && lineage {
+			rec, err = keepLineage(raw, rec)
+		}
 		raw.Release()
 		if err != nil {
 			return err
@@ -226,6 +246,17 @@ func applyEach(ctx context.Context, res *schema.Resolution, batches iter.Seq2[ar
 		}
 	}
 	return nil
+}
+
+// keepLineage is rec (raw resolved) with raw's lineage columns appended;
+// it releases rec.
+func keepLineage(raw, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	defer rec.Release()
+	rowID, seq, err := lineageOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	return appendLineage(rec, rowID, seq), nil
 }
 
 // contentCheck is an order-insensitive summary of a multiset of rows: the

@@ -1,0 +1,117 @@
+package table
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	icetable "github.com/apache/iceberg-go/table"
+)
+
+// Row lineage (the spec's "Row Lineage", format v3): every row has a
+// _row_id and a _last_updated_sequence_number, either written in its data
+// file or, where the file holds null (or no such column), inherited: the
+// file's first_row_id plus the row's position, and the file's data
+// sequence number. icerun writes them explicitly where Java does:
+//
+//   - a compaction writes every row's current pair, so neither changes;
+//   - a merge-on-read upsert writes an updated row's current _row_id and a
+//     null _last_updated_sequence_number (the new file's sequence number,
+//     that of the upsert's snapshot), and nulls for a new row (a new id).
+//
+// iceberg-go reads them (table.WithRowLineage: explicit values, else
+// inherited) and writes them (table.WithPreserveRowLineage).
+
+// lineageFields are the Arrow fields of _row_id and
+// _last_updated_sequence_number, with their reserved field ids.
+func lineageFields() []arrow.Field {
+	f := func(n iceberg.NestedField) arrow.Field {
+		return arrow.Field{Name: n.Name, Type: arrow.PrimitiveTypes.Int64, Nullable: true,
+			Metadata: arrow.NewMetadata([]string{icetable.ArrowParquetFieldIDKey}, []string{strconv.Itoa(n.ID)})}
+	}
+	return []arrow.Field{f(iceberg.RowID()), f(iceberg.LastUpdatedSequenceNumber())}
+}
+
+// withLineageFields is sc with the two lineage fields appended.
+func withLineageFields(sc *arrow.Schema) *arrow.Schema {
+	meta := sc.Metadata()
+	return arrow.NewSchema(append(append([]arrow.Field(nil), sc.Fields()...), lineageFields()...), &meta)
+}
+
+// lineageOf returns the _row_id and _last_updated_sequence_number columns
+// of a batch iceberg-go scanned with table.WithRowLineage.
+func lineageOf(rec arrow.RecordBatch) (rowID, seq *array.Int64, err error) {
+	col := func(name string) (*array.Int64, error) {
+		idx := rec.Schema().FieldIndices(name)
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("scan returned %d row lineage columns %s, want 1", len(idx), name)
+		}
+		a, ok := rec.Column(idx[0]).(*array.Int64)
+		if !ok {
+			return nil, fmt.Errorf("row lineage column %s is %s, want int64", name, rec.Column(idx[0]).DataType())
+		}
+		return a, nil
+	}
+	if rowID, err = col(iceberg.RowIDColumnName); err != nil {
+		return nil, nil, err
+	}
+	if seq, err = col(iceberg.LastUpdatedSequenceNumberColumnName); err != nil {
+		return nil, nil, err
+	}
+	return rowID, seq, nil
+}
+
+// appendLineage is rec with rowID and seq appended as its last columns
+// (withLineageFields of its schema). It takes its own references.
+func appendLineage(rec arrow.RecordBatch, rowID, seq arrow.Array) arrow.RecordBatch {
+	cols := append(append([]arrow.Array(nil), rec.Columns()...), rowID, seq)
+	return array.NewRecordBatch(withLineageFields(rec.Schema()), cols, rec.NumRows())
+}
+
+// withoutLineage is rec without its last two columns, the lineage ones
+// appendLineage appended.
+func withoutLineage(rec arrow.RecordBatch) arrow.RecordBatch {
+	n := len(rec.Columns()) - 2
+	meta := rec.Schema().Metadata()
+	return array.NewRecordBatch(arrow.NewSchema(rec.Schema().Fields()[:n], &meta), rec.Columns()[:n], rec.NumRows())
+}
+
+// carriedLineage builds the lineage columns of n rows, a merge-on-read
+// upsert's rows: id(row) is the row's current _row_id when it replaces a
+// live row (ok), else it is new and gets null; every
+// _last_updated_sequence_number is null (the new file's).
+func carriedLineage(n int, id func(row int) (int64, bool)) (rowID, seq arrow.Array) {
+	ids := array.NewInt64Builder(memory.DefaultAllocator)
+	defer ids.Release()
+	ids.Reserve(n)
+	for row := range n {
+		if v, ok := id(row); ok {
+			ids.Append(v)
+		} else {
+			ids.AppendNull()
+		}
+	}
+	nulls := array.NewInt64Builder(memory.DefaultAllocator)
+	defer nulls.Release()
+	nulls.AppendNulls(n)
+	return ids.NewArray(), nulls.NewArray()
+}
+
+// hasLineage reports whether the rows of tasks have row lineage to keep: a
+// v3 table whose every file has a first_row_id and a data sequence number
+// (a file of a table upgraded to v3 that no snapshot assigned ids to has
+// none: its rows get new ids, as in Java's rewrite).
+func hasLineage(tbl *icetable.Table, tasks []icetable.FileScanTask) bool {
+	if tbl.Metadata().Version() < 3 {
+		return false
+	}
+	for _, t := range tasks {
+		if t.FirstRowID == nil || t.DataSequenceNumber == nil {
+			return false
+		}
+	}
+	return true
+}

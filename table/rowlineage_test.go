@@ -1,0 +1,100 @@
+package table_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/icerun/icerun/examples/orderdata"
+)
+
+// lineage is a row's _row_id and _last_updated_sequence_number.
+type lineage struct{ rowID, seq int64 }
+
+// readLineage reads the live rows' lineage by order_id, as iceberg-go
+// projects it (explicit values in the file, else inherited: first_row_id
+// + position and the file's data sequence number), and the table's
+// current sequence number and next row id.
+func readLineage(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) (rows map[int64]lineage, seq, next int64) {
+	t.Helper()
+	ctx := context.Background()
+	tbl, err := cat.LoadTable(ctx, ident)
+	require.NoError(t, err)
+	_, batches, err := tbl.Scan(icetable.WithSelectedFields("order_id", iceberg.RowIDColumnName, iceberg.LastUpdatedSequenceNumberColumnName)).ToArrowRecords(ctx)
+	require.NoError(t, err)
+	rows = map[int64]lineage{}
+	ids := map[int64]int64{}
+	for rec, err := range batches {
+		require.NoError(t, err)
+		sc := rec.Schema()
+		key := rec.Column(sc.FieldIndices("order_id")[0]).(*array.Int64)
+		rid := rec.Column(sc.FieldIndices(iceberg.RowIDColumnName)[0]).(*array.Int64)
+		rseq := rec.Column(sc.FieldIndices(iceberg.LastUpdatedSequenceNumberColumnName)[0]).(*array.Int64)
+		for i := range int(rec.NumRows()) {
+			require.False(t, rid.IsNull(i) || rseq.IsNull(i), "order %d: null lineage", key.Value(i))
+			if other, dup := ids[rid.Value(i)]; dup {
+				t.Fatalf("_row_id %d of orders %d and %d", rid.Value(i), other, key.Value(i))
+			}
+			ids[rid.Value(i)] = key.Value(i)
+			rows[key.Value(i)] = lineage{rid.Value(i), rseq.Value(i)}
+		}
+		rec.Release()
+	}
+	return rows, tbl.CurrentSnapshot().SequenceNumber, tbl.Metadata().NextRowID()
+}
+
+// TestRowLineageMergeOnReadUpsertAndCompact checks on a v3 table that a
+// merge-on-read upsert keeps an updated row's _row_id (its
+// _last_updated_sequence_number becomes the upsert's), gives new rows new
+// ids, leaves other rows alone, and that a compaction changes neither
+// column of any row.
+func TestRowLineageMergeOnReadUpsertAndCompact(t *testing.T) {
+	ctx := context.Background()
+	cat, ident := morTable(t, "3")
+	w := open(t, cat, ident)
+	replaceDay(t, w, day0, 100)
+	written, _, next := readLineage(t, cat, ident)
+	require.Len(t, written, 100)
+
+	checkUpsert := func(before map[int64]lineage, next int64, changed []orderdata.Order) map[int64]lineage {
+		t.Helper()
+		upsert(t, w, changed)
+		after, seq, _ := readLineage(t, cat, ident)
+		isChanged := map[int64]bool{}
+		for _, o := range changed {
+			isChanged[o.ID] = true
+			got := after[o.ID]
+			if old, ok := before[o.ID]; ok {
+				assert.Equal(t, lineage{old.rowID, seq}, got, "order %d updated: want its _row_id kept, the upsert's sequence number", o.ID)
+			} else {
+				assert.GreaterOrEqual(t, got.rowID, next, "order %d inserted: want a new _row_id", o.ID)
+				assert.Equal(t, seq, got.seq, "order %d inserted: _last_updated_sequence_number", o.ID)
+			}
+		}
+		for id, old := range before {
+			if !isChanged[id] {
+				assert.Equal(t, old, after[id], "order %d not in the upsert: lineage", id)
+			}
+		}
+		return after
+	}
+	afterFirst := checkUpsert(written, next, changedOrders(50, 150, 1_000_000))
+
+	_, _, next = readLineage(t, cat, ident)
+	res, err := w.Compact(ctx, dayKey(t, w, day0))
+	require.NoError(t, err)
+	require.False(t, res.Unchanged, "Compact(partition with a deletion vector).Unchanged")
+	compacted, _, _ := readLineage(t, cat, ident)
+	assert.Equal(t, afterFirst, compacted, "lineage of every row after Compact, want as before")
+
+	// Updated again after the compaction: the ids now come from the
+	// compacted file's explicit _row_id column.
+	_, _, next = readLineage(t, cat, ident)
+	checkUpsert(compacted, next, changedOrders(120, 170, 2_000_000))
+}
