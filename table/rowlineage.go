@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/recordid"
 )
 
 // Row lineage (the spec's "Row Lineage", format v3): every row has a
@@ -41,27 +43,38 @@ func withLineageFields(sc *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(append(append([]arrow.Field(nil), sc.Fields()...), lineageFields()...), &meta)
 }
 
+// rowIDsOf returns the _row_id column of a batch iceberg-go scanned with
+// it selected; the batch keeps the reference.
+func rowIDsOf(rec arrow.RecordBatch) (*array.Int64, error) {
+	return lineageColumn(rec, iceberg.RowIDColumnName)
+}
+
 // lineageOf returns the _row_id and _last_updated_sequence_number columns
 // of a batch iceberg-go scanned with table.WithRowLineage.
 func lineageOf(rec arrow.RecordBatch) (rowID, seq *array.Int64, err error) {
-	col := func(name string) (*array.Int64, error) {
-		idx := rec.Schema().FieldIndices(name)
-		if len(idx) != 1 {
-			return nil, fmt.Errorf("scan returned %d row lineage columns %s, want 1", len(idx), name)
-		}
-		a, ok := rec.Column(idx[0]).(*array.Int64)
-		if !ok {
-			return nil, fmt.Errorf("row lineage column %s is %s, want int64", name, rec.Column(idx[0]).DataType())
-		}
-		return a, nil
-	}
-	if rowID, err = col(iceberg.RowIDColumnName); err != nil {
+	if rowID, err = lineageColumn(rec, iceberg.RowIDColumnName); err != nil {
 		return nil, nil, err
 	}
-	if seq, err = col(iceberg.LastUpdatedSequenceNumberColumnName); err != nil {
+	if seq, err = lineageColumn(rec, iceberg.LastUpdatedSequenceNumberColumnName); err != nil {
 		return nil, nil, err
 	}
 	return rowID, seq, nil
+}
+
+// lineageColumn is rec's column name, an int64 lineage column.
+func lineageColumn(rec arrow.RecordBatch, name string) (*array.Int64, error) {
+	idx := rec.Schema().FieldIndices(name)
+	if len(idx) != 1 {
+		return nil, fmt.Errorf("scan returned %d row lineage columns %s, want 1", len(idx), name)
+	}
+	a, ok := rec.Column(idx[0]).(*array.Int64)
+	if !ok {
+		return nil, fmt.Errorf("row lineage column %s is %s, want int64", name, rec.Column(idx[0]).DataType())
+	}
+	if a.NullN() > 0 {
+		return nil, fmt.Errorf("row lineage column %s: %d rows without a value", name, a.NullN())
+	}
+	return a, nil
 }
 
 // appendLineage is rec with rowID and seq appended as its last columns
@@ -114,4 +127,30 @@ func hasLineage(tbl *icetable.Table, tasks []icetable.FileScanTask) bool {
 		}
 	}
 	return true
+}
+
+// carryRowIDs returns the add of a merge-on-read upsert's rows to st (a
+// stager that preserves lineage): each batch gets the lineage columns,
+// the _row_id of the live row its key replaces (from ids) or null.
+func (u *upsert) carryRowIDs(st *stager, ids map[string]int64) (func(arrow.RecordBatch) error, error) {
+	enc, err := recordid.NewEncoder(u.keyColumns...)
+	if err != nil {
+		return nil, err
+	}
+	var buf []byte
+	return func(rec arrow.RecordBatch) error {
+		defer rec.Release()
+		if err := enc.Bind(rec); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+		}
+		rowID, seq := carriedLineage(int(rec.NumRows()), func(row int) (int64, bool) {
+			buf = enc.Append(buf[:0], row)
+			id, ok := ids[string(buf)]
+			return id, ok
+		})
+		out := appendLineage(rec, rowID, seq)
+		rowID.Release()
+		seq.Release()
+		return st.add(out)
+	}, nil
 }
