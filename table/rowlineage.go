@@ -27,6 +27,11 @@ import (
 // iceberg-go reads them (table.WithRowLineage: explicit values, else
 // inherited) and writes them (table.WithPreserveRowLineage).
 
+// dropLineage makes every rewritten row get a new id, as before icerun
+// kept them. Only BenchmarkRowLineageCost sets it, to measure what keeping
+// them costs.
+var dropLineage bool
+
 // lineageFields are the Arrow fields of _row_id and
 // _last_updated_sequence_number, with their reserved field ids.
 func lineageFields() []arrow.Field {
@@ -118,7 +123,7 @@ func carriedLineage(n int, id func(row int) (int64, bool)) (rowID, seq arrow.Arr
 // (a file of a table upgraded to v3 that no snapshot assigned ids to has
 // none: its rows get new ids, as in Java's rewrite).
 func hasLineage(tbl *icetable.Table, tasks []icetable.FileScanTask) bool {
-	if tbl.Metadata().Version() < 3 {
+	if tbl.Metadata().Version() < 3 || dropLineage {
 		return false
 	}
 	for _, t := range tasks {
