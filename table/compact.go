@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
@@ -145,10 +146,10 @@ func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, 
 // new files, sorted when the table has a sort order icerun sorts by, and
 // checks them. On error the stager (when not nil) still holds files.
 func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, key partition.Key, tasks []icetable.FileScanTask) (snapshotcommit.Part, *stager, error) {
-	var before contentCheck
 	var sum fingerprint.Sum
 	var st *stager
 	lineage := hasLineage(tbl, tasks)
+	before := contentCheck{lineage: lineage}
 	err := readRows(ctx, tbl, tasks, lineage, func(sc *arrow.Schema) error {
 		st = newStager(ctx, tbl, sc, w.cfg)
 		if lineage {
@@ -180,7 +181,7 @@ func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partiti
 	if err != nil {
 		return snapshotcommit.Part{}, st, err
 	}
-	var after contentCheck
+	after := contentCheck{lineage: lineage}
 	check := make([]icetable.FileScanTask, len(files))
 	for i, f := range files {
 		check[i] = icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
@@ -262,21 +263,59 @@ func keepLineage(raw, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 // contentCheck is an order-insensitive summary of a multiset of rows: the
 // count, and the sum (mod 2^64, per half) of their 128-bit row hashes. It
 // catches lost, duplicated and changed rows of a non-adversarial rewrite;
-// it is not collision resistant.
+// it is not collision resistant. With lineage the batches end with the
+// rows' lineage columns, mixed into each row's hash (cheaper than hashing
+// them as columns), so a row that lost or swapped its _row_id or
+// _last_updated_sequence_number changes the sum too.
 type contentCheck struct {
-	rows   int64
-	sum    [2]uint64
-	hasher fingerprint.Hasher
-	buf    []fingerprint.Hash
+	rows    int64
+	sum     [2]uint64
+	lineage bool
+	hasher  fingerprint.Hasher
+	buf     []fingerprint.Hash
 }
 
 func (c *contentCheck) add(rec arrow.RecordBatch) {
-	c.buf = c.hasher.Hashes(rec, c.buf)
-	for _, h := range c.buf {
-		c.sum[0] += binary.LittleEndian.Uint64(h[:8])
-		c.sum[1] += binary.LittleEndian.Uint64(h[8:])
+	data := rec
+	if c.lineage {
+		data = withoutLineage(rec)
+		defer data.Release()
+	}
+	c.buf = c.hasher.Hashes(data, c.buf)
+	var rowID, seq *array.Int64
+	if c.lineage {
+		n := len(rec.Columns())
+		rowID, _ = rec.Column(n - 2).(*array.Int64)
+		seq, _ = rec.Column(n - 1).(*array.Int64)
+	}
+	for i, h := range c.buf {
+		lo, hi := binary.LittleEndian.Uint64(h[:8]), binary.LittleEndian.Uint64(h[8:])
+		if rowID != nil && seq != nil {
+			lo ^= mix64(uint64(rowID.Value(i)) ^ lineageNull(rowID, i))
+			hi ^= mix64(uint64(seq.Value(i)) ^ lineageNull(seq, i) ^ 0x9e3779b97f4a7c15)
+		}
+		c.sum[0] += lo
+		c.sum[1] += hi
 	}
 	c.rows += rec.NumRows()
+}
+
+// lineageNull sets a bit pattern apart for a null lineage value.
+func lineageNull(a *array.Int64, i int) uint64 {
+	if a.IsNull(i) {
+		return 0x5bd1e9955bd1e995
+	}
+	return 0
+}
+
+// mix64 is splitmix64's finalizer: every input bit changes about half of
+// the output bits.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // CompactAll compacts every partition of the table's current spec that
