@@ -76,7 +76,7 @@ func (u *upsert) planDelta(ctx context.Context, tbl *icetable.Table, k partition
 	add := d.st.add
 	if d.rowIDs != nil {
 		d.st.preserveLineage()
-		if add, err = u.carryRowIDs(d.st, d.rowIDs); err != nil {
+		if add, err = u.carryRowIDs(add, d.rowIDs); err != nil {
 			return d, err
 		}
 	}

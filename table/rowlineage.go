@@ -134,10 +134,11 @@ func hasLineage(tbl *icetable.Table, tasks []icetable.FileScanTask) bool {
 	return true
 }
 
-// carryRowIDs returns the add of a merge-on-read upsert's rows to st (a
-// stager that preserves lineage): each batch gets the lineage columns,
-// the _row_id of the live row its key replaces (from ids) or null.
-func (u *upsert) carryRowIDs(st *stager, ids map[string]int64) (func(arrow.RecordBatch) error, error) {
+// carryRowIDs wraps add (of batches to a stager that preserves lineage)
+// for an upsert's rows: each batch gets the lineage columns, the _row_id
+// of the live row its key replaces (from ids) or null, and a null
+// _last_updated_sequence_number.
+func (u *upsert) carryRowIDs(add func(arrow.RecordBatch) error, ids map[string]int64) (func(arrow.RecordBatch) error, error) {
 	enc, err := recordid.NewEncoder(u.keyColumns...)
 	if err != nil {
 		return nil, err
@@ -156,6 +157,6 @@ func (u *upsert) carryRowIDs(st *stager, ids map[string]int64) (func(arrow.Recor
 		out := appendLineage(rec, rowID, seq)
 		rowID.Release()
 		seq.Release()
-		return st.add(out)
+		return add(out)
 	}, nil
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/icerun/icerun/examples/orderdata"
+	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/table"
 )
 
 // lineage is a row's _row_id and _last_updated_sequence_number.
@@ -62,29 +64,7 @@ func TestRowLineageMergeOnReadUpsertAndCompact(t *testing.T) {
 	written, _, next := readLineage(t, cat, ident)
 	require.Len(t, written, 100)
 
-	checkUpsert := func(before map[int64]lineage, next int64, changed []orderdata.Order) map[int64]lineage {
-		t.Helper()
-		upsert(t, w, changed)
-		after, seq, _ := readLineage(t, cat, ident)
-		isChanged := map[int64]bool{}
-		for _, o := range changed {
-			isChanged[o.ID] = true
-			got := after[o.ID]
-			if old, ok := before[o.ID]; ok {
-				assert.Equal(t, lineage{old.rowID, seq}, got, "order %d updated: want its _row_id kept, the upsert's sequence number", o.ID)
-			} else {
-				assert.GreaterOrEqual(t, got.rowID, next, "order %d inserted: want a new _row_id", o.ID)
-				assert.Equal(t, seq, got.seq, "order %d inserted: _last_updated_sequence_number", o.ID)
-			}
-		}
-		for id, old := range before {
-			if !isChanged[id] {
-				assert.Equal(t, old, after[id], "order %d not in the upsert: lineage", id)
-			}
-		}
-		return after
-	}
-	afterFirst := checkUpsert(written, next, changedOrders(50, 150, 1_000_000))
+	afterFirst := upsertLineage(t, cat, ident, w, written, next, changedOrders(50, 150, 1_000_000))
 
 	_, _, next = readLineage(t, cat, ident)
 	res, err := w.Compact(ctx, dayKey(t, w, day0))
@@ -96,5 +76,47 @@ func TestRowLineageMergeOnReadUpsertAndCompact(t *testing.T) {
 	// Updated again after the compaction: the ids now come from the
 	// compacted file's explicit _row_id column.
 	_, _, next = readLineage(t, cat, ident)
-	checkUpsert(compacted, next, changedOrders(120, 170, 2_000_000))
+	upsertLineage(t, cat, ident, w, compacted, next, changedOrders(120, 170, 2_000_000))
+}
+
+// upsertLineage upserts changed with w and checks the rows' lineage
+// against before (next was the table's next row id): an updated row keeps
+// its _row_id and gets the upsert's sequence number, a new row a new id
+// and that sequence number, other rows keep both. It returns the lineage
+// after.
+func upsertLineage(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer, before map[int64]lineage, next int64, changed []orderdata.Order) map[int64]lineage {
+	t.Helper()
+	upsert(t, w, changed)
+	after, seq, _ := readLineage(t, cat, ident)
+	isChanged := map[int64]bool{}
+	for _, o := range changed {
+		isChanged[o.ID] = true
+		got := after[o.ID]
+		if old, ok := before[o.ID]; ok {
+			assert.Equal(t, lineage{old.rowID, seq}, got, "order %d updated: want its _row_id kept, the upsert's sequence number", o.ID)
+		} else {
+			assert.GreaterOrEqual(t, got.rowID, next, "order %d inserted: want a new _row_id", o.ID)
+			assert.Equal(t, seq, got.seq, "order %d inserted: _last_updated_sequence_number", o.ID)
+		}
+	}
+	for id, old := range before {
+		if !isChanged[id] {
+			assert.Equal(t, old, after[id], "order %d not in the upsert: lineage", id)
+		}
+	}
+	return after
+}
+
+// TestRowLineageCopyOnWriteUpsert: a copy-on-write upsert rewrites the
+// partition, keeping every row's lineage as Java's copy-on-write MERGE
+// does: rows carried over keep both columns, updated rows their _row_id.
+func TestRowLineageCopyOnWriteUpsert(t *testing.T) {
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{"format-version": "3"})
+	w := open(t, cat, ident)
+	replaceDay(t, w, day0, 100)
+	written, _, next := readLineage(t, cat, ident)
+	after := upsertLineage(t, cat, ident, w, written, next, changedOrders(50, 150, 1_000_000))
+	_, _, next = readLineage(t, cat, ident)
+	upsertLineage(t, cat, ident, w, after, next, changedOrders(20, 60, 2_000_000))
 }
