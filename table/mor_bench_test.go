@@ -131,11 +131,12 @@ func scanRows(b *testing.B, cat catalog.Catalog, ident icetable.Identifier) int6
 
 // BenchmarkRowLineageCost is what keeping row lineage costs on a format
 // v3 table of 1,000,000 rows in one partition: each iteration makes a
-// merge-on-read upsert of 10,000 changed rows and a compaction twice, once
-// keeping the rows' _row_id and _last_updated_sequence_number (as always)
-// and once giving them new ids (the rows' lineage is not read nor
-// written), in turn, so that both see the same machine. It reports the
-// ratios of their elapsed and CPU times (kept over dropped; 1.05 is 5%).
+// merge-on-read upsert of 10,000 changed rows, a copy-on-write upsert of
+// 10,000 others and a compaction, twice: once keeping the rows' _row_id
+// and _last_updated_sequence_number (as always) and once giving them new
+// ids (their lineage neither read nor written), in turn, so that both see
+// the same machine. It reports the ratios of their elapsed and CPU times
+// (kept over dropped; 1.05 is 5%).
 //
 //	go test ./table -run '^$' -bench BenchmarkRowLineageCost -benchtime 3x
 func BenchmarkRowLineageCost(b *testing.B) {
@@ -156,47 +157,52 @@ func BenchmarkRowLineageCost(b *testing.B) {
 		b.Fatal(err)
 	}
 	rows.Release()
-	var upWall, upCPU, cWall, cCPU [2]time.Duration // dropped, kept
+	const mor, cow, compact = 0, 1, 2
+	var wall, cpu [3][2]time.Duration // step, dropped/kept
+	timed := func(step, v int, fn func() error) {
+		start, c0 := time.Now(), processCPU()
+		err := fn()
+		wall[step][v] += time.Since(start)
+		cpu[step][v] += processCPU() - c0
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 	i := 0
 	for b.Loop() {
 		for _, kept := range []bool{i%2 == 0, i%2 != 0} {
-			i++
 			*table.DropLineage = !kept
 			v := 0
 			if kept {
 				v = 1
 			}
-			w, err := table.Open(ctx, cat, ident, table.WithCodeVersion(fmt.Sprint("bench-", i)))
-			if err != nil {
-				b.Fatal(err)
+			for step, mode := range []table.WriteMode{table.MergeOnRead, table.CopyOnWrite} {
+				i++
+				w, err := table.Open(ctx, cat, ident, table.WithCodeVersion(fmt.Sprint("bench-", i)), table.WithWriteMode(mode))
+				if err != nil {
+					b.Fatal(err)
+				}
+				changed := make([]orderdata.Order, upsertBenchChanged)
+				for j := range changed {
+					changed[j] = orderdata.At(day0, (j*(upsertBenchRows/upsertBenchChanged)+i*37)%upsertBenchRows, upsertBenchRows)
+					changed[j].Amount = int64(1_000_000 + i)
+				}
+				rows := orderdata.Reader(changed, 8192)
+				timed(step, v, func() error { _, err := w.Upsert(ctx, rows, "order_id"); return err })
+				rows.Release()
 			}
-			changed := make([]orderdata.Order, upsertBenchChanged)
-			for j := range changed {
-				changed[j] = orderdata.At(day0, (j*(upsertBenchRows/upsertBenchChanged)+i*37)%upsertBenchRows, upsertBenchRows)
-				changed[j].Amount = int64(1_000_000 + i)
-			}
-			rows := orderdata.Reader(changed, 8192)
-			start, c0 := time.Now(), processCPU()
-			_, err = w.Upsert(ctx, rows, "order_id")
-			upWall[v] += time.Since(start)
-			upCPU[v] += processCPU() - c0
-			rows.Release()
-			if err != nil {
-				b.Fatal(err)
-			}
-			start, c0 = time.Now(), processCPU()
-			res, err := w.Compact(ctx, key)
-			cWall[v] += time.Since(start)
-			cCPU[v] += processCPU() - c0
-			if err != nil || res.Unchanged {
-				b.Fatalf("Compact = %+v, %v", res, err)
-			}
+			timed(compact, v, func() error {
+				res, err := w.Compact(ctx, key)
+				if err == nil && res.Unchanged {
+					err = fmt.Errorf("Compact: Unchanged")
+				}
+				return err
+			})
 		}
 	}
 	*table.DropLineage = false
-	ratio := func(d [2]time.Duration) float64 { return float64(d[1]) / float64(d[0]) }
-	b.ReportMetric(ratio(upWall), "upsert-wall-ratio")
-	b.ReportMetric(ratio(upCPU), "upsert-cpu-ratio")
-	b.ReportMetric(ratio(cWall), "compact-wall-ratio")
-	b.ReportMetric(ratio(cCPU), "compact-cpu-ratio")
+	for step, name := range []string{"mor-upsert", "cow-upsert", "compact"} {
+		b.ReportMetric(float64(wall[step][1])/float64(wall[step][0]), name+"-wall-ratio")
+		b.ReportMetric(float64(cpu[step][1])/float64(cpu[step][0]), name+"-cpu-ratio")
+	}
 }
