@@ -120,3 +120,31 @@ func TestRowLineageCopyOnWriteUpsert(t *testing.T) {
 	_, _, next = readLineage(t, cat, ident)
 	upsertLineage(t, cat, ident, w, after, next, changedOrders(20, 60, 2_000_000))
 }
+
+// TestRowLineageCompactSorted: a compaction that sorts the rows (the
+// table's sort order), in runs spilled to disk and merged, keeps every
+// row's lineage.
+func TestRowLineageCompactSorted(t *testing.T) {
+	ctx := context.Background()
+	byCustomer, err := icetable.NewSortOrder(1, []icetable.SortField{{SourceIDs: []int{2}, Transform: iceberg.IdentityTransform{}, Direction: icetable.SortASC, NullOrder: icetable.NullsFirst}})
+	require.NoError(t, err)
+	cat, _ := catalogtest.New(t)
+	ident := icetable.Identifier{catalogtest.Namespace, "fact_orders"}
+	spec := orderdata.Spec
+	_, err = cat.CreateTable(ctx, ident, orderdata.Schema, catalog.WithPartitionSpec(&spec), catalog.WithSortOrder(byCustomer),
+		catalog.WithProperties(iceberg.Properties{"format-version": "3", table.PropertyUpsertMode: table.ModeMergeOnRead}))
+	require.NoError(t, err)
+	w := open(t, cat, ident, table.WithParallelWrite(1, 40))
+	replaceDay(t, w, day0, 300)
+	written, _, next := readLineage(t, cat, ident)
+	before := upsertLineage(t, cat, ident, w, written, next, changedOrders(100, 350, 1_000_000))
+	res, err := w.Compact(ctx, dayKey(t, w, day0))
+	require.NoError(t, err)
+	require.False(t, res.Unchanged, "Compact(partition with a deletion vector).Unchanged")
+	after, _, _ := readLineage(t, cat, ident)
+	assert.Equal(t, before, after, "lineage of every row after a sorted Compact, want as before")
+	for _, task := range liveTasks(t, cat, ident) {
+		require.NotNil(t, task.File.SortOrderID(), "sort order of %s", task.File.FilePath())
+		assert.Equal(t, 1, *task.File.SortOrderID(), "sort order of %s", task.File.FilePath())
+	}
+}
