@@ -36,6 +36,9 @@ func JSON(sc *arrow.Schema) Decoder {
 		if !f.Nullable {
 			d.required = append(d.required, i)
 		}
+		if hasRequiredInStruct(f.Type) {
+			d.nested = append(d.nested, i)
+		}
 		if t, ok := f.Type.(*arrow.TimestampType); ok {
 			d.times[f.Name] = t
 			d.timeKeys = append(d.timeKeys, []byte(strconv.Quote(f.Name)))
@@ -48,6 +51,7 @@ func JSON(sc *arrow.Schema) Decoder {
 type jsonDecoder struct {
 	sc        *arrow.Schema
 	required  []int // columns
+	nested    []int // columns holding a struct with a required field (padMissing)
 	times     map[string]*arrow.TimestampType
 	timeKeys  [][]byte         // the timestamp columns' names, quoted
 	timeUnits []arrow.TimeUnit // their units
@@ -127,6 +131,9 @@ func (d *jsonDecoder) build(values [][]byte, idx []int) (arrow.RecordBatch, erro
 	for _, i := range idx {
 		if err := b.UnmarshalJSON(values[i]); err != nil {
 			return nil, err
+		}
+		for _, c := range d.nested {
+			padMissing(b.Field(c))
 		}
 	}
 	return b.NewRecordBatch(), nil
