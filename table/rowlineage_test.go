@@ -2,9 +2,15 @@ package table_test
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
@@ -147,4 +153,99 @@ func TestRowLineageCompactSorted(t *testing.T) {
 		require.NotNil(t, task.File.SortOrderID(), "sort order of %s", task.File.FilePath())
 		assert.Equal(t, 1, *task.File.SortOrderID(), "sort order of %s", task.File.FilePath())
 	}
+}
+
+// TestRowLineageColumnsInFile reads the Parquet file a merge-on-read
+// upsert wrote: it holds _row_id and _last_updated_sequence_number as
+// optional longs with the reserved field ids, the updated rows' ids
+// explicit and nulls for the new rows' ids and every sequence number
+// (inherited from the file). A compacted file holds both for every row.
+func TestRowLineageColumnsInFile(t *testing.T) {
+	ctx := context.Background()
+	cat, ident := morTable(t, "3")
+	w := open(t, cat, ident)
+	replaceDay(t, w, day0, 100)
+	written, _, _ := readLineage(t, cat, ident)
+	before := liveTasks(t, cat, ident)
+	upsert(t, w, changedOrders(90, 110, 1_000_000)) // 10 updated, 10 new
+	var added []icetable.FileScanTask
+	for _, task := range liveTasks(t, cat, ident) {
+		if !slices.Contains(paths(before), task.File.FilePath()) {
+			added = append(added, task)
+		}
+	}
+	require.Len(t, added, 1, "data files the upsert added")
+	rows := fileLineage(t, cat, ident, added[0].File.FilePath())
+	require.Len(t, rows, 20)
+	for id, l := range rows {
+		if old, ok := written[id]; ok {
+			assert.Equal(t, &old.rowID, l[0], "order %d updated: _row_id in the file", id)
+		} else {
+			assert.Nil(t, l[0], "order %d new: _row_id in the file, want null", id)
+		}
+		assert.Nil(t, l[1], "order %d: _last_updated_sequence_number in the file, want null", id)
+	}
+
+	res, err := w.Compact(ctx, dayKey(t, w, day0))
+	require.NoError(t, err)
+	require.False(t, res.Unchanged)
+	want, _, _ := readLineage(t, cat, ident)
+	for _, task := range liveTasks(t, cat, ident) {
+		for id, l := range fileLineage(t, cat, ident, task.File.FilePath()) {
+			require.NotNil(t, l[0], "order %d compacted: _row_id in the file", id)
+			require.NotNil(t, l[1], "order %d compacted: _last_updated_sequence_number in the file", id)
+			assert.Equal(t, lineage{*l[0], *l[1]}, want[id], "order %d compacted: lineage in the file", id)
+		}
+	}
+}
+
+// fileLineage reads the order_id, _row_id and _last_updated_sequence_number
+// columns of a data file with pqarrow, the lineage ones found by their
+// reserved field ids (optional longs), by order_id; nil is a null.
+func fileLineage(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, path string) map[int64][2]*int64 {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	require.NoError(t, err)
+	fsys, err := tbl.FS(context.Background())
+	require.NoError(t, err)
+	in, err := fsys.Open(path)
+	require.NoError(t, err)
+	defer in.Close()
+	rdr, err := file.NewParquetReader(in)
+	require.NoError(t, err)
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	data, err := fr.ReadTable(context.Background())
+	require.NoError(t, err)
+	defer data.Release()
+	col := func(fieldID int, name string) *array.Int64 {
+		for i, f := range data.Schema().Fields() {
+			if v, ok := f.Metadata.GetValue("PARQUET:field_id"); ok && v == strconv.Itoa(fieldID) {
+				require.Equal(t, name, f.Name, "column of field id %d", fieldID)
+				require.Equal(t, arrow.PrimitiveTypes.Int64, f.Type, "type of %s", name)
+				require.Equal(t, fieldID != 1, f.Nullable, "%s optional", name)
+				chunks := data.Column(i).Data().Chunks()
+				require.Len(t, chunks, 1)
+				return chunks[0].(*array.Int64)
+			}
+		}
+		t.Fatalf("%s: no column with field id %d", path, fieldID)
+		return nil
+	}
+	ids := col(1, "order_id")
+	rowID := col(iceberg.RowIDFieldID, iceberg.RowIDColumnName)
+	seq := col(iceberg.LastUpdatedSequenceNumberFieldID, iceberg.LastUpdatedSequenceNumberColumnName)
+	value := func(a *array.Int64, i int) *int64 {
+		if a.IsNull(i) {
+			return nil
+		}
+		v := a.Value(i)
+		return &v
+	}
+	out := map[int64][2]*int64{}
+	for i := range ids.Len() {
+		out[ids.Value(i)] = [2]*int64{value(rowID, i), value(seq, i)}
+	}
+	return out
 }
