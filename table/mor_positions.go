@@ -221,7 +221,9 @@ func (l *locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error
 
 // scan reads the matcher's columns of t's data file, every row in file
 // order (no delete applied), and returns the positions not in existing
-// that the matcher picks; with rowIDs, it also reads their _row_id.
+// that the matcher picks; with rowIDs, it also notes their _row_id: read
+// from the file when it may hold explicit ones, else inherited, its
+// first_row_id plus the position.
 func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *dv.RoaringPositionBitmap) ([]int64, error) {
 	f := t.File
 	task := icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
@@ -230,7 +232,8 @@ func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *d
 	for _, fld := range read.Fields() {
 		names = append(names, fld.Name)
 	}
-	if l.rowIDs != nil {
+	readIDs := l.rowIDs != nil && mayHoldRowIDs(l.tbl.Schema(), f)
+	if readIDs {
 		task.FirstRowID, task.DataSequenceNumber = t.FirstRowID, t.DataSequenceNumber
 		names = append(names, iceberg.RowIDColumnName)
 	}
@@ -252,7 +255,7 @@ func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *d
 			return nil, err
 		}
 		var ids *array.Int64
-		if l.rowIDs != nil {
+		if readIDs {
 			if ids, err = rowIDsOf(raw); err != nil {
 				raw.Release()
 				return nil, err
@@ -271,8 +274,12 @@ func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *d
 				return
 			}
 			hit = append(hit, p)
-			if _, seen := l.rowIDs[string(key)]; ids != nil && key != nil && !seen {
-				l.rowIDs[string(key)] = ids.Value(row)
+			if _, seen := l.rowIDs[string(key)]; l.rowIDs != nil && key != nil && !seen {
+				if ids != nil {
+					l.rowIDs[string(key)] = ids.Value(row)
+				} else {
+					l.rowIDs[string(key)] = *t.FirstRowID + p
+				}
 			}
 		})
 		if ids != nil {
