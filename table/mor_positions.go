@@ -232,9 +232,11 @@ func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *d
 	for _, fld := range read.Fields() {
 		names = append(names, fld.Name)
 	}
+	// The file's own _row_id values, nulls included: the task has no
+	// first_row_id, so iceberg-go does not fill in every row's inherited
+	// id; only the picked rows' are worked out, below.
 	readIDs := l.rowIDs != nil && mayHoldRowIDs(l.tbl.Schema(), f)
 	if readIDs {
-		task.FirstRowID, task.DataSequenceNumber = t.FirstRowID, t.DataSequenceNumber
 		names = append(names, iceberg.RowIDColumnName)
 	}
 	sc, batches, err := l.tbl.Scan(icetable.WithSelectedFields(names...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).
@@ -256,7 +258,7 @@ func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *d
 		}
 		var ids *array.Int64
 		if readIDs {
-			if ids, err = rowIDsOf(raw); err != nil {
+			if ids, err = explicitRowIDs(raw); err != nil {
 				raw.Release()
 				return nil, err
 			}
@@ -275,10 +277,10 @@ func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *d
 			}
 			hit = append(hit, p)
 			if _, seen := l.rowIDs[string(key)]; l.rowIDs != nil && key != nil && !seen {
-				if ids != nil {
+				if ids != nil && ids.IsValid(row) {
 					l.rowIDs[string(key)] = ids.Value(row)
 				} else {
-					l.rowIDs[string(key)] = *t.FirstRowID + p
+					l.rowIDs[string(key)] = *t.FirstRowID + p // inherited
 				}
 			}
 		})

@@ -48,26 +48,29 @@ func withLineageFields(sc *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(append(append([]arrow.Field(nil), sc.Fields()...), lineageFields()...), &meta)
 }
 
-// rowIDsOf returns the _row_id column of a batch iceberg-go scanned with
-// it selected; the batch keeps the reference.
-func rowIDsOf(rec arrow.RecordBatch) (*array.Int64, error) {
-	return lineageColumn(rec, iceberg.RowIDColumnName)
+// explicitRowIDs returns the _row_id column of a batch iceberg-go scanned
+// with it selected and no first_row_id: the file's values, null where the
+// id is inherited (or the file has no such column). The batch keeps the
+// reference.
+func explicitRowIDs(rec arrow.RecordBatch) (*array.Int64, error) {
+	return lineageColumn(rec, iceberg.RowIDColumnName, true)
 }
 
 // lineageOf returns the _row_id and _last_updated_sequence_number columns
 // of a batch iceberg-go scanned with table.WithRowLineage.
 func lineageOf(rec arrow.RecordBatch) (rowID, seq *array.Int64, err error) {
-	if rowID, err = lineageColumn(rec, iceberg.RowIDColumnName); err != nil {
+	if rowID, err = lineageColumn(rec, iceberg.RowIDColumnName, false); err != nil {
 		return nil, nil, err
 	}
-	if seq, err = lineageColumn(rec, iceberg.LastUpdatedSequenceNumberColumnName); err != nil {
+	if seq, err = lineageColumn(rec, iceberg.LastUpdatedSequenceNumberColumnName, false); err != nil {
 		return nil, nil, err
 	}
 	return rowID, seq, nil
 }
 
-// lineageColumn is rec's column name, an int64 lineage column.
-func lineageColumn(rec arrow.RecordBatch, name string) (*array.Int64, error) {
+// lineageColumn is rec's column name, an int64 lineage column, without
+// nulls unless nulls.
+func lineageColumn(rec arrow.RecordBatch, name string, nulls bool) (*array.Int64, error) {
 	idx := rec.Schema().FieldIndices(name)
 	if len(idx) != 1 {
 		return nil, fmt.Errorf("scan returned %d row lineage columns %s, want 1", len(idx), name)
@@ -76,7 +79,7 @@ func lineageColumn(rec arrow.RecordBatch, name string) (*array.Int64, error) {
 	if !ok {
 		return nil, fmt.Errorf("row lineage column %s is %s, want int64", name, rec.Column(idx[0]).DataType())
 	}
-	if a.NullN() > 0 {
+	if !nulls && a.NullN() > 0 {
 		return nil, fmt.Errorf("row lineage column %s: %d rows without a value", name, a.NullN())
 	}
 	return a, nil
