@@ -20,9 +20,11 @@ import (
 // sequence number. icerun writes them explicitly where Java does:
 //
 //   - a compaction writes every row's current pair, so neither changes;
-//   - a merge-on-read upsert writes an updated row's current _row_id and a
-//     null _last_updated_sequence_number (the new file's sequence number,
-//     that of the upsert's snapshot), and nulls for a new row (a new id).
+//   - an upsert writes an updated row's current _row_id and a null
+//     _last_updated_sequence_number (the new file's sequence number, that
+//     of the upsert's snapshot), and nulls for a new row (a new id); a
+//     copy-on-write upsert also writes the current pair of every row it
+//     carries over.
 //
 // iceberg-go reads them (table.WithRowLineage: explicit values, else
 // inherited) and writes them (table.WithPreserveRowLineage).
