@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -27,37 +26,13 @@ import (
 func TestAnyMessageIsARowOrADeadLetter(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
-	sch := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 2, Name: "amount", Type: iceberg.DecimalTypeOf(9, 2)},
-		iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.Timestamp, Required: true},
-		iceberg.NestedField{ID: 4, Name: "n", Type: iceberg.PrimitiveTypes.Int32},
-		iceberg.NestedField{ID: 5, Name: "who", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
-			{ID: 6, Name: "name", Type: iceberg.PrimitiveTypes.String, Required: true},
-			{ID: 7, Name: "tags", Type: &iceberg.ListType{ElementID: 8, Element: iceberg.PrimitiveTypes.String, ElementRequired: true}},
-		}}},
-		iceberg.NestedField{ID: 9, Name: "day", Type: iceberg.PrimitiveTypes.Date},
-		iceberg.NestedField{ID: 10, Name: "ok", Type: iceberg.PrimitiveTypes.Bool},
-	)
-	spec := iceberg.NewPartitionSpec(
-		iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{}},
-		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "amount_t", Transform: iceberg.TruncateTransform{Width: 1000}},
-		iceberg.PartitionField{SourceIDs: []int{9}, FieldID: 1002, Name: "day_m", Transform: iceberg.MonthTransform{}},
-	)
-	ident := catalogtest.CreateTable(t, cat, "anyjson", sch, spec, nil)
+	ident := valuesTable(t, cat, "anyjson")
 	dead := icetable.Identifier{"db", "anyjson_dead"}
-	s, err := sink.Open(ctx, cat, ident, sink.WithDeadLetter(dead))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := openConsumer(t, cat, ident, "anyjson", sink.WithDeadLetter(dead))
+	s := c.s
 	if _, err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := icetable.SchemaToArrowSchema(sch, nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &consumer{s: s, cfg: Config{Topic: "anyjson", Decode: JSON(sc)}}
 	rng := rand.New(rand.NewSource(7))
 	const messages, poll = 2000, 50
 	for off := 0; off < messages; off += poll {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -23,16 +22,7 @@ import (
 func TestConsumerRoutesRowsTheTableRefuses(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
-	sch := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 2, Name: "amount", Type: iceberg.DecimalTypeOf(9, 2)},
-		iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.Timestamp, Required: true},
-		iceberg.NestedField{ID: 4, Name: "who", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
-			{ID: 5, Name: "name", Type: iceberg.PrimitiveTypes.String, Required: true},
-		}}},
-	)
-	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{}})
-	ident := catalogtest.CreateTable(t, cat, "orders", sch, spec, nil)
+	ident := valuesTable(t, cat, "orders")
 	dead := icetable.Identifier{"db", "orders_dead"}
 	recs := []*kgo.Record{
 		{Offset: 20, Value: []byte(`{"id": "a", "amount": 1.25, "ts": "2026-07-14T12:00:00Z"}`)},
@@ -42,17 +32,7 @@ func TestConsumerRoutesRowsTheTableRefuses(t *testing.T) {
 		{Offset: 24, Value: []byte(`{"id": "e", "ts": 9000000000000000000}`)},
 		{Offset: 25, Value: []byte(`{"id": "f", "amount": -9999999.99, "ts": "2026-07-14T13:00:00Z"}`)},
 	}
-	open := func(opts ...sink.Option) *consumer {
-		s, err := sink.Open(ctx, cat, ident, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &consumer{s: s, cfg: Config{Topic: "orders", Decode: JSON(sc)}}
-	}
+	open := func(opts ...sink.Option) *consumer { return openConsumer(t, cat, ident, "orders", opts...) }
 
 	// Without a dead-letter table: a BadMessageError at the first such
 	// record, the rows before it committed.

@@ -59,17 +59,7 @@ func TestConsumerRoutesRejectedRecords(t *testing.T) {
 		{Offset: 14, Value: []byte(`{"ts": "2026-07-14T12:00:00Z"}`)},
 		{Offset: 15, Value: []byte(`{oops`)},
 	}
-	open := func(opts ...sink.Option) *consumer {
-		s, err := sink.Open(ctx, cat, ident, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &consumer{s: s, cfg: Config{Topic: "orders", Decode: JSON(sc)}}
-	}
+	open := func(opts ...sink.Option) *consumer { return openConsumer(t, cat, ident, "orders", opts...) }
 
 	// Without a dead-letter table: a typed error at the first bad record,
 	// the rows before it still committed.
