@@ -1,8 +1,6 @@
 package kafka
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +18,6 @@ import (
 // do not decode, and the stream goes on: before, the whole poll failed
 // with an untyped error, on every restart (a poison pill).
 func TestConsumerRoutesRowsTheTableRefuses(t *testing.T) {
-	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := valuesTable(t, cat, "orders")
 	dead := icetable.Identifier{"db", "orders_dead"}
@@ -32,46 +29,7 @@ func TestConsumerRoutesRowsTheTableRefuses(t *testing.T) {
 		{Offset: 24, Value: []byte(`{"id": "e", "ts": 9000000000000000000}`)},
 		{Offset: 25, Value: []byte(`{"id": "f", "amount": -9999999.99, "ts": "2026-07-14T13:00:00Z"}`)},
 	}
-	open := func(opts ...sink.Option) *consumer { return openConsumer(t, cat, ident, "orders", opts...) }
-
-	// Without a dead-letter table: a BadMessageError at the first such
-	// record, the rows before it committed.
-	c := open()
-	err := c.write(ctx, 0, recs)
-	var bad *sink.BadMessageError
-	if !errors.As(err, &bad) || bad.Offset != 21 {
-		t.Fatalf("write without dead letter = %v, want a BadMessageError at offset 21", err)
-	}
-	if err := c.s.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := column(t, c.s.Table(), "id"); !slices.Equal(got, []string{"a"}) {
-		t.Errorf("table ids = %v, want [a]", got)
-	}
-
-	// With one, twice the same poll: the second is all redelivery.
-	for range 2 {
-		c = open(sink.WithDeadLetter(dead))
-		if _, err := c.s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.write(ctx, 0, recs); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.s.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := column(t, c.s.Table(), "id"); !slices.Equal(got, []string{"a", "c", "f"}) {
-		t.Errorf("table ids = %v, want [a c f]", got)
-	}
-	dl, err := cat.LoadTable(ctx, dead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, w := column(t, dl, sink.LateOffset), []string{"21", "23", "24"}; !slices.Equal(got, w) {
-		t.Errorf("dead-letter offsets = %v, want %v", got, w)
-	}
+	dl := checkRouting(t, cat, ident, dead, recs, 21, []string{"a"}, []string{"a", "c", "f"}, []string{"21", "23", "24"})
 	reasons := column(t, dl, sink.DeadLetterReason)
 	for _, want := range []string{"precision 9", `column "who.name" is null`, "no partition key can hold its value"} {
 		if !slices.ContainsFunc(reasons, func(r string) bool { return strings.Contains(r, want) }) {
