@@ -71,11 +71,41 @@ func main() {
 	scenarios := flag.String("scenarios", "", "-peers: comma-separated subset of replace,dynamic,size,backfill,upsert,upsert10m,upsert10m-new (default all)")
 	enginesFlag := flag.String("engines", "", "-peers: comma-separated subset of icerun,raw,pyiceberg,spark-cow,spark-mor,pqarrow,pyarrow (default all)")
 	backfillFlag := flag.String("backfill", "400x10000", "-peers: days x rows per day of the backfill scenario")
+	sinkPeers := flag.Bool("sink-peers", false, "run icerun's Kafka sink beside Apache Iceberg's Kafka Connect sink instead; broker from $ICERUN_KAFKA_BROKERS, Connect from $ICERUN_CONNECT")
+	sinkDuration := flag.Duration("sink-duration", 10*time.Minute, "-sink-peers: how long each system is offered messages, at each interval")
+	sinkIntervals := flag.String("sink-intervals", "1s,10s", "-sink-peers: commit intervals, comma-separated")
+	sinkRate := flag.Int("sink-rate", 5000, "-sink-peers: offered messages/s (0: as fast as the producer goes)")
+	sinkParts := flag.Int("sink-partitions", 4, "-sink-peers: partitions of each trial's topic")
+	sinkSystems := flag.String("sink-systems", "icerun,connect", "-sink-peers: systems to run, in this order: icerun, connect")
+	sinkTasks := flag.Int("connect-tasks", 1, "-sink-peers: Kafka Connect's tasks.max")
+	sinkBin := flag.String("icerun", "", "-sink-peers: the icerun binary (default: go build ./cmd/icerun)")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
 	flag.Parse()
 	if *prep != "" || *run != "" {
 		if err := stepChild(context.Background(), *prep+*run, *prep != ""); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *sinkPeers {
+		cfg := sinkConfig{brokers: os.Getenv("ICERUN_KAFKA_BROKERS"), connect: os.Getenv("ICERUN_CONNECT"), icerun: *sinkBin,
+			duration: *sinkDuration, rate: *sinkRate, partitions: int32(*sinkParts),
+			systems: strings.Split(*sinkSystems, ","), tasks: *sinkTasks}
+		for _, f := range strings.Split(*sinkIntervals, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "icerun-bench: -sink-intervals:", err)
+				os.Exit(2)
+			}
+			cfg.intervals = append(cfg.intervals, d)
+		}
+		if cfg.brokers == "" {
+			fmt.Fprintln(os.Stderr, "icerun-bench: -sink-peers needs ICERUN_KAFKA_BROKERS: run under scripts/integration kafka")
+			os.Exit(2)
+		}
+		if err := runSinkPeers(cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
 			os.Exit(1)
 		}
