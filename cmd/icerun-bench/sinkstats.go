@@ -60,7 +60,7 @@ func tableStats(ctx context.Context, cat catalog.Catalog, p *producer, start, en
 		return st, err
 	}
 	st.manifests = len(mans)
-	seen := make([]uint8, p.n)   // measured ids
+	seen := make([]uint8, p.n)    // measured ids
 	warm := make([]uint8, p.warm) // warm-up ids -1 ... -warm
 	extra := make([]uint8, p.extra)
 	var lat []float64
