@@ -78,6 +78,7 @@ func main() {
 	sinkParts := flag.Int("sink-partitions", 4, "-sink-peers: partitions of each trial's topic")
 	sinkSystems := flag.String("sink-systems", "icerun,connect", "-sink-peers: systems to run, in this order: icerun, connect")
 	sinkTasks := flag.Int("connect-tasks", 1, "-sink-peers: Kafka Connect's tasks.max")
+	sinkBacklog := flag.Int64("sink-backlog", 0, "-sink-peers: instead of offering messages at -sink-rate, fill each trial's topic with this many before the sink starts (the drain rate)")
 	sinkBin := flag.String("icerun", "", "-sink-peers: the icerun binary (default: go build ./cmd/icerun)")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
@@ -92,7 +93,7 @@ func main() {
 	if *sinkPeers {
 		cfg := sinkConfig{brokers: os.Getenv("ICERUN_KAFKA_BROKERS"), connect: os.Getenv("ICERUN_CONNECT"), icerun: *sinkBin,
 			duration: *sinkDuration, rate: *sinkRate, partitions: int32(*sinkParts),
-			systems: strings.Split(*sinkSystems, ","), tasks: *sinkTasks}
+			systems: strings.Split(*sinkSystems, ","), tasks: *sinkTasks, backlog: *sinkBacklog}
 		for _, f := range strings.Split(*sinkIntervals, ",") {
 			d, err := time.ParseDuration(strings.TrimSpace(f))
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,7 @@ type sinkConfig struct {
 	partitions int32
 	systems    []string // icerun, connect
 	tasks      int      // Kafka Connect's tasks.max
+	backlog    int64    // > 0: the topic holds this many messages before the sink starts, and nothing more comes
 }
 
 // eventsIdent is the table both sinks write, in a warehouse of its own per
@@ -83,7 +85,11 @@ func runSinkPeers(cfg sinkConfig) error {
 	}
 	defer cl.Close()
 	before := loadavg()
-	fmt.Printf("load before: %s; offered %s for %s per trial, %d partitions\n", before, rateText(cfg.rate), cfg.duration, cfg.partitions)
+	if cfg.backlog > 0 {
+		fmt.Printf("load before: %s; a backlog of %d messages per trial, %d partitions\n", before, cfg.backlog, cfg.partitions)
+	} else {
+		fmt.Printf("load before: %s; offered %s for %s per trial, %d partitions\n", before, rateText(cfg.rate), cfg.duration, cfg.partitions)
+	}
 	var trials []trial
 	for _, iv := range cfg.intervals {
 		for _, sys := range cfg.systems {
@@ -146,12 +152,15 @@ func runTrial(cl *kgo.Client, cfg sinkConfig, work, sys string, iv time.Duration
 	}
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
+	p := &producer{cl: cl, topic: topic}
+	if cfg.backlog > 0 {
+		return backlogTrial(t, cat, cmd, p, cfg.backlog, logf.Name())
+	}
 	proc, err := startWatched(cmd)
 	if err != nil {
 		return t, err
 	}
 	defer proc.kill()
-	p := &producer{cl: cl, topic: topic}
 	if err := p.warmUp(ctx, cat, proc, 3*time.Minute); err != nil {
 		return t, fmt.Errorf("%w\n%s", err, tailFile(logf.Name()))
 	}
@@ -171,6 +180,31 @@ func runTrial(cl *kgo.Client, cfg sinkConfig, work, sys string, iv time.Duration
 	t.idleFlush = time.Since(idle).Seconds()
 	t.measured = measured{outcome: outcome{Wall: end.Sub(start).Seconds()}, peakMB: proc.stop()}
 	t.sinkStats, err = tableStats(ctx, cat, p, start, end)
+	return t, err
+}
+
+// backlogTrial fills the topic with n messages, then starts the sink
+// and waits until the table holds them all.
+func backlogTrial(t trial, cat catalog.Catalog, cmd *exec.Cmd, p *producer, n int64, logName string) (trial, error) {
+	ctx := context.Background()
+	for ; p.n < n; p.n++ {
+		p.send(ctx, p.n)
+	}
+	if err := p.cl.Flush(ctx); err != nil {
+		return t, err
+	}
+	start := time.Now()
+	proc, err := startWatched(cmd)
+	if err != nil {
+		return t, err
+	}
+	defer proc.kill()
+	if err := waitRows(ctx, cat, proc, p.total(), 20*time.Minute); err != nil {
+		return t, fmt.Errorf("%w\n%s", err, tailFile(logName))
+	}
+	t.measured = measured{peakMB: proc.stop()}
+	t.sinkStats, err = tableStats(ctx, cat, p, start, time.Now())
+	t.p50, t.p99 = math.NaN(), math.NaN() // the messages waited in the topic
 	return t, err
 }
 
@@ -208,7 +242,7 @@ func printSinkTrials(ts []trial) {
 	fmt.Printf("%-8s %-8s %9s %9s %8s %8s %9s %6s %9s %8s %7s  %s\n", "interval", "system", "ingest/s", "e2e msg/s", "p50 vis", "p99 vis",
 		"commits/s", "files", "manifests", "idle s", "peak MB", "check")
 	for _, t := range ts {
-		fmt.Printf("%-8s %-8s %9.0f %9.0f %8.2f %8.2f %9.2f %6d %9d %8.1f %7.0f  %s\n", t.interval, t.system, t.ingest, t.rate(), t.p50, t.p99,
+		fmt.Printf("%-8s %-8s %9.0f %9.0f %8s %8s %9.2f %6d %9d %8.1f %7.0f  %s\n", t.interval, t.system, t.ingest, t.rate(), secs(t.p50), secs(t.p99),
 			t.commitsPerSec(), t.files, t.manifests, t.idleFlush, t.peakMB, orText(t.check, fmt.Sprintf("ok: %d rows, each id once", t.totalRows)))
 	}
 	for _, iv := range uniqueIntervals(ts) {
@@ -218,14 +252,27 @@ func printSinkTrials(ts []trial) {
 			continue
 		}
 		a, b := ts[i], ts[c]
-		fmt.Printf("icerun / Kafka Connect at %s: ingest %.2fx, end-to-end %.2fx, p99 visibility %.2fx, peak RSS %.2fx\n", iv,
-			a.ingest/b.ingest, a.rate()/b.rate(), a.p99/b.p99, a.peakMB/b.peakMB)
+		vis := ""
+		if !math.IsNaN(a.p99) {
+			vis = fmt.Sprintf(", p99 visibility %.2fx", a.p99/b.p99)
+		}
+		fmt.Printf("icerun / Kafka Connect at %s: ingest %.2fx, end-to-end %.2fx%s, peak RSS %.2fx\n", iv,
+			a.ingest/b.ingest, a.rate()/b.rate(), vis, a.peakMB/b.peakMB)
 	}
 	fmt.Println("ingest/s: rows added between the first and the last commit made while the measured messages were offered (the table's total-records).")
 	fmt.Println("e2e msg/s: measured messages / (the last one visible - the first one produced). vis (s): a row is visible at the timestamp of the snapshot")
 	fmt.Println("  that added its data file; p50/p99 of (that timestamp - the row's produced_at) over the measured messages. commits/s: snapshots over that span.")
+	fmt.Println("With a backlog: the topic holds the messages before the sink starts; ingest/s is then the drain rate from the sink's first commit")
+	fmt.Println("  to its last, e2e msg/s the messages over the time from starting the sink (JVM start included) to the last one visible.")
 	fmt.Println("idle s: once the stream stops, seconds until its last message is in the table. files, manifests: the current snapshot's, at the end.")
 	fmt.Println("peak MB: the sink process's peak resident set (Connect: the JVM). check: every produced id (warm-up and tail included) in the table exactly once.")
+}
+
+func secs(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func uniqueIntervals(ts []trial) []time.Duration {
