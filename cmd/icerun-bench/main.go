@@ -35,6 +35,15 @@
 // 10M-row day (icerun only). The job is timed from the first read
 // of the input to the end of the commit; Spark's JVM start and session
 // creation are reported apart. Peak RSS is the whole process tree's.
+//
+// With -sink-peers it runs instead icerun's Kafka sink (the icerun sink
+// binary) beside Apache Iceberg's Kafka Connect sink (scripts/connect:
+// iceberg-kafka-connect 1.12.0 on Connect 4.1.1, standalone), each on a
+// fresh topic and a fresh table of the embedded SQLite catalog, at each
+// commit interval; see docs/streaming.md, "Against Kafka Connect":
+//
+//	scripts/integration kafka -- bash -c 'eval "$(scripts/connect)" && go run ./cmd/icerun-bench -sink-peers [-sink-rate 10000] [-sink-duration 10m] [-sink-intervals 1s,10s]'
+//	... -sink-peers -sink-backlog 1000000   # the drain rate of a full topic instead
 package main
 
 import (
