@@ -205,6 +205,7 @@ func backlogTrial(t trial, cat catalog.Catalog, cmd *exec.Cmd, p *producer, n in
 	t.measured = measured{peakMB: proc.stop()}
 	t.sinkStats, err = tableStats(ctx, cat, p, start, time.Now())
 	t.p50, t.p99 = math.NaN(), math.NaN() // the messages waited in the topic
+	t.idleFlush = math.NaN()
 	return t, err
 }
 
@@ -242,8 +243,8 @@ func printSinkTrials(ts []trial) {
 	fmt.Printf("%-8s %-8s %9s %9s %8s %8s %9s %6s %9s %8s %7s  %s\n", "interval", "system", "ingest/s", "e2e msg/s", "p50 vis", "p99 vis",
 		"commits/s", "files", "manifests", "idle s", "peak MB", "check")
 	for _, t := range ts {
-		fmt.Printf("%-8s %-8s %9.0f %9.0f %8s %8s %9.2f %6d %9d %8.1f %7.0f  %s\n", t.interval, t.system, t.ingest, t.rate(), secs(t.p50), secs(t.p99),
-			t.commitsPerSec(), t.files, t.manifests, t.idleFlush, t.peakMB, orText(t.check, fmt.Sprintf("ok: %d rows, each id once", t.totalRows)))
+		fmt.Printf("%-8s %-8s %9s %9.0f %8s %8s %9.2f %6d %9d %8s %7.0f  %s\n", t.interval, t.system, num(t.ingest, "%.0f"), t.rate(), num(t.p50, "%.2f"), num(t.p99, "%.2f"),
+			t.commitsPerSec(), t.files, t.manifests, num(t.idleFlush, "%.1f"), t.peakMB, orText(t.check, fmt.Sprintf("ok: %d rows, each id once", t.totalRows)))
 	}
 	for _, iv := range uniqueIntervals(ts) {
 		i := slices.IndexFunc(ts, func(t trial) bool { return t.interval == iv && t.system == "icerun" })
@@ -256,10 +257,11 @@ func printSinkTrials(ts []trial) {
 		if !math.IsNaN(a.p99) {
 			vis = fmt.Sprintf(", p99 visibility %.2fx", a.p99/b.p99)
 		}
-		fmt.Printf("icerun / Kafka Connect at %s: ingest %.2fx, end-to-end %.2fx%s, peak RSS %.2fx\n", iv,
-			a.ingest/b.ingest, a.rate()/b.rate(), vis, a.peakMB/b.peakMB)
+		fmt.Printf("icerun / Kafka Connect at %s: ingest %sx, end-to-end %.2fx%s, peak RSS %.2fx\n", iv,
+			num(a.ingest/b.ingest, "%.2f"), a.rate()/b.rate(), vis, a.peakMB/b.peakMB)
 	}
-	fmt.Println("ingest/s: rows added between the first and the last commit made while the measured messages were offered (the table's total-records).")
+	fmt.Println("ingest/s: rows added between the first and the last commit made while the measured messages were offered (the table's total-records);")
+	fmt.Println("  - with fewer than 3 such commits.")
 	fmt.Println("e2e msg/s: measured messages / (the last one visible - the first one produced). vis (s): a row is visible at the timestamp of the snapshot")
 	fmt.Println("  that added its data file; p50/p99 of (that timestamp - the row's produced_at) over the measured messages. commits/s: snapshots over that span.")
 	fmt.Println("With a backlog: the topic holds the messages before the sink starts; ingest/s is then the drain rate from the sink's first commit")
@@ -268,11 +270,12 @@ func printSinkTrials(ts []trial) {
 	fmt.Println("peak MB: the sink process's peak resident set (Connect: the JVM). check: every produced id (warm-up and tail included) in the table exactly once.")
 }
 
-func secs(v float64) string {
+// num formats v, or "-" when it is NaN (not measured).
+func num(v float64, format string) string {
 	if math.IsNaN(v) {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f", v)
+	return fmt.Sprintf(format, v)
 }
 
 func uniqueIntervals(ts []trial) []time.Duration {

@@ -24,7 +24,7 @@ import (
 type sinkStats struct {
 	n          int64   // measured messages
 	span       float64 // seconds from the first measured message produced to the last one visible
-	ingest     float64 // rows/s added between the first and the last commit within the measured window
+	ingest     float64 // rows/s added between the first and the last commit within the measured window (NaN with fewer than 3)
 	commits    int     // snapshots within the span
 	p50, p99   float64 // produce-to-visible seconds
 	files      int
@@ -104,18 +104,20 @@ func tableStats(ctx context.Context, cat catalog.Catalog, p *producer, start, en
 	st.span = float64(last-start.UnixMilli()) / 1000
 	st.ingest = math.NaN()
 	var first, final *icetable.Snapshot // the first and last commits within the measured window
+	windowCommits := 0
 	for _, s := range md.Snapshots() {
 		if s.TimestampMs >= start.UnixMilli() && s.TimestampMs <= last {
 			st.commits++
 		}
 		if s.TimestampMs >= start.UnixMilli() && s.TimestampMs <= end.UnixMilli() {
+			windowCommits++
 			if first == nil {
 				first = &s
 			}
 			final = &s
 		}
 	}
-	if first != nil && final.TimestampMs > first.TimestampMs {
+	if first != nil && windowCommits >= 3 { // a slope between two commits only says when they fell
 		st.ingest = float64(totalRecords(final)-totalRecords(first)) / (float64(final.TimestampMs-first.TimestampMs) / 1000)
 	}
 	slices.Sort(lat)
