@@ -112,7 +112,6 @@ func connectProperties(cfg sinkConfig, dir, topic, name string, iv time.Duration
 		"iceberg.catalog.warehouse=file://" + dir,
 		"iceberg.control.topic=control-" + name,
 		fmt.Sprintf("iceberg.control.commit.interval-ms=%d", iv.Milliseconds()),
-		"iceberg.control.commit.timeout-ms=60000",
 	}
 	if err := os.WriteFile(worker, []byte(strings.Join(w, "\n")+"\n"), 0o644); err != nil {
 		return "", "", err
