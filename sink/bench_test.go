@@ -47,32 +47,38 @@ func commitCostOverRun(b *testing.B, opts ...sink.Option) {
 		b.StartTimer()
 		var first, second, last time.Duration
 		var firstAll, lastAll []time.Duration
+		var firstCPU, lastCPU []time.Duration
 		for c := range commits {
 			ms, offs := messages(0, int64(c*rows), int64((c+1)*rows))
 			rec := batch(ms)
-			t0 := time.Now()
+			t0, c0 := time.Now(), processCPU()
 			if err := s.Write(ctx, sp0, offs, rec); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := s.Commit(ctx); err != nil {
 				b.Fatal(err)
 			}
-			d := time.Since(t0)
+			d, cpu := time.Since(t0), processCPU()-c0
 			rec.Release()
 			switch {
 			case c < window:
 				first += d
 				firstAll = append(firstAll, d)
+				firstCPU = append(firstCPU, cpu)
 			case c < 2*window:
 				second += d
 			case c >= commits-window:
 				last += d
 				lastAll = append(lastAll, d)
+				lastCPU = append(lastCPU, cpu)
 			}
 		}
 		b.ReportMetric(float64(last)/float64(first), "last100/first100")
 		b.ReportMetric(float64(last)/float64(second), "last100/second100")
 		b.ReportMetric(float64(median(lastAll))/float64(median(firstAll)), "median-last100/first100")
+		// CPU time varies less than elapsed time on a shared machine.
+		b.ReportMetric(float64(sum(lastCPU))/float64(sum(firstCPU)), "cpu-last100/first100")
+		b.ReportMetric(float64(median(lastCPU))/float64(median(firstCPU)), "median-cpu-last100/first100")
 		b.ReportMetric(float64(first)/window/1e6, "ms/commit-first100")
 		b.ReportMetric(float64(last)/window/1e6, "ms/commit-last100")
 		b.ReportMetric(float64(len(s.Table().Metadata().Snapshots())), "snapshots")
@@ -80,6 +86,13 @@ func commitCostOverRun(b *testing.B, opts ...sink.Option) {
 		mfs, _ := s.Table().CurrentSnapshot().Manifests(fsys)
 		b.ReportMetric(float64(len(mfs)), "manifests")
 	}
+}
+
+func sum(ds []time.Duration) (s time.Duration) {
+	for _, d := range ds {
+		s += d
+	}
+	return s
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -22,6 +22,9 @@ var (
 	ErrBadMessage = errors.New("sink: bad message")
 	// ErrBadOption is returned by [Open] for an invalid option.
 	ErrBadOption = errors.New("sink: bad option")
+	// ErrBadRow is matched by a [RowError]: a row of a batch given to
+	// [Sink.Write] that the table cannot hold.
+	ErrBadRow = errors.New("sink: a row the table cannot hold")
 	// ErrClosed is returned by calls on a closed sink.
 	ErrClosed = errors.New("sink: closed")
 )

@@ -21,7 +21,9 @@ import (
 // schema by field id, name mapping, then name (unknown input fields are
 // ignored), written to data files, and committed when the cadence asks for
 // it (see [WithCommitRows]); the commit's error, if any, is returned, and
-// the caller then resumes from [Sink.Start].
+// the caller then resumes from [Sink.Start]. A batch holding a row the
+// table cannot hold fails with a [*RowError] naming it, and nothing of the
+// batch is kept.
 //
 // rec is neither retained nor released.
 func (s *Sink) Write(ctx context.Context, from SourcePartition, offsets []int64, rec arrow.RecordBatch) error {
@@ -38,9 +40,9 @@ func (s *Sink) Write(ctx context.Context, from SourcePartition, offsets []int64,
 	if err != nil {
 		return err
 	}
-	resolved, err := res.Apply(ctx, rec)
+	resolved, err := s.resolve(ctx, res, rec)
 	if err != nil {
-		return fmt.Errorf("sink: %s: %w", s.name, err)
+		return err
 	}
 	defer resolved.Release()
 

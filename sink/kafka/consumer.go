@@ -232,7 +232,9 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 }
 
 // write hands the records of part to the sink in offset order: runs of
-// decoded rows to Write, each record the decoder rejected to Reject.
+// decoded rows to Write, each record the decoder rejected to Reject, and so
+// is a record whose row the table cannot hold (a *sink.RowError of Write):
+// one bad message never stops the stream.
 func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) error {
 	d, err := c.cfg.Decode(recs)
 	if err != nil {
@@ -240,18 +242,28 @@ func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) er
 	}
 	defer d.Rows.Release()
 	sp := c.sp(part)
-	var row int64   // next row of d.Rows
-	var run []int64 // offsets of the rows not yet written
+	var row int64         // next row of d.Rows
+	var run []*kgo.Record // the records of the rows not yet written
 	flush := func() error {
-		if len(run) == 0 {
-			return nil
+		for len(run) > 0 {
+			err := c.writeRows(ctx, sp, d.Rows, row, run)
+			var bad *sink.RowError
+			if !errors.As(err, &bad) || bad.Row < 0 || bad.Row >= len(run) {
+				row, run = row+int64(len(run)), nil
+				return err
+			}
+			if bad.Row > 0 {
+				if err := c.writeRows(ctx, sp, d.Rows, row, run[:bad.Row]); err != nil {
+					return err
+				}
+			}
+			r := run[bad.Row]
+			if err := c.s.Reject(ctx, sp, r.Offset, r.Value, bad.Err.Error()); err != nil {
+				return err
+			}
+			row, run = row+int64(bad.Row)+1, run[bad.Row+1:]
 		}
-		n := int64(len(run))
-		rows := d.Rows.NewSlice(row, row+n)
-		defer rows.Release()
-		err := c.s.Write(ctx, sp, run, rows)
-		row, run = row+n, nil
-		return err
+		return nil
 	}
 	next := 0 // of d.Bad
 	for i, r := range recs {
@@ -265,9 +277,21 @@ func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) er
 			next++
 			continue
 		}
-		run = append(run, r.Offset)
+		run = append(run, r)
 	}
 	return flush()
+}
+
+// writeRows writes the rows of rows from row on, one per record of recs.
+func (c *consumer) writeRows(ctx context.Context, sp sink.SourcePartition, rows arrow.RecordBatch, row int64, recs []*kgo.Record) error {
+	n := int64(len(recs))
+	part := rows.NewSlice(row, row+n)
+	defer part.Release()
+	offsets := make([]int64, n)
+	for i, r := range recs {
+		offsets[i] = r.Offset
+	}
+	return c.s.Write(ctx, sp, offsets, part)
 }
 
 // reseek moves every assigned partition to the table's positions.

@@ -36,6 +36,9 @@ func JSON(sc *arrow.Schema) Decoder {
 		if !f.Nullable {
 			d.required = append(d.required, i)
 		}
+		if hasRequiredInStruct(f.Type) {
+			d.nested = append(d.nested, i)
+		}
 		if t, ok := f.Type.(*arrow.TimestampType); ok {
 			d.times[f.Name] = t
 			d.timeKeys = append(d.timeKeys, []byte(strconv.Quote(f.Name)))
@@ -48,6 +51,7 @@ func JSON(sc *arrow.Schema) Decoder {
 type jsonDecoder struct {
 	sc        *arrow.Schema
 	required  []int // columns
+	nested    []int // columns holding a struct with a required field (padMissing)
 	times     map[string]*arrow.TimestampType
 	timeKeys  [][]byte         // the timestamp columns' names, quoted
 	timeUnits []arrow.TimeUnit // their units
@@ -125,8 +129,11 @@ func (d *jsonDecoder) build(values [][]byte, idx []int) (arrow.RecordBatch, erro
 	b := array.NewRecordBuilder(memory.DefaultAllocator, d.sc)
 	defer b.Release()
 	for _, i := range idx {
-		if err := b.UnmarshalJSON(values[i]); err != nil {
+		if err := unmarshal(b, values[i]); err != nil {
 			return nil, err
+		}
+		for _, c := range d.nested {
+			padMissing(b.Field(c))
 		}
 	}
 	return b.NewRecordBatch(), nil
@@ -167,7 +174,7 @@ func (d *jsonDecoder) reason(value []byte, err error) string {
 		}
 		b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{f}, nil))
 		one, _ := json.Marshal(map[string]json.RawMessage{f.Name: v})
-		ferr := b.UnmarshalJSON(one)
+		ferr := unmarshal(b, one)
 		b.Release()
 		if ferr != nil {
 			return fmt.Sprintf("field %q: %v", f.Name, ferr)
@@ -177,6 +184,18 @@ func (d *jsonDecoder) reason(value []byte, err error) string {
 }
 
 var errNotObject = errors.New("not a JSON object")
+
+// unmarshal appends the record of data to b. Arrow's JSON reader panics
+// on some malformed input (a number where an object key belongs); that is
+// an error of this record, never a crash of the process.
+func unmarshal(b *array.RecordBuilder, data []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", errNotObject, r)
+		}
+	}()
+	return b.UnmarshalJSON(data)
+}
 
 // spliceTimes rewrites, in a copy of raw, the RFC 3339 text that follows
 // a timestamp column's quoted name and a colon to an integer in the
