@@ -28,6 +28,9 @@ var (
 	ErrSchemaMismatch = errors.New("parquetfile: schemas differ")
 	// ErrBadOption: an invalid option value.
 	ErrBadOption = errors.New("parquetfile: bad option")
+	// ErrCorrupt: a file whose footer or pages arrow-go's reader cannot
+	// make sense of (it panicked on them): a truncated or damaged file.
+	ErrCorrupt = errors.New("parquetfile: corrupt Parquet file")
 )
 
 // DefaultBatchRows is the rows per batch unless [WithBatchRows] says.
@@ -300,11 +303,20 @@ func (r *Reader) readProps() *parquet.ReaderProperties {
 	return props
 }
 
-func (r *Reader) open() error {
+func (r *Reader) open() (err error) {
 	r.closeFile()
 	f := r.files[r.next]
 	r.next++
-	pf, err := file.OpenParquetFile(f.Path, false, file.WithReadProps(r.readProps()))
+	var pf *file.Reader
+	defer func() {
+		if p := recover(); p != nil {
+			if pf != nil {
+				pf.Close()
+			}
+			err = fmt.Errorf("%w: %s: %v", ErrCorrupt, f.Path, p)
+		}
+	}()
+	pf, err = file.OpenParquetFile(f.Path, false, file.WithReadProps(r.readProps()))
 	if err != nil {
 		return fmt.Errorf("parquetfile: %s: %w", f.Path, err)
 	}
@@ -326,6 +338,18 @@ func (r *Reader) open() error {
 	r.pf, r.cur = pf, rr
 	r.fileRows = 0
 	return nil
+}
+
+// advance moves the open file's reader to its next batch; a panic of
+// arrow-go's reader on a damaged page is ErrCorrupt.
+func (r *Reader) advance() (more bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			path, _ := r.Position(0)
+			err = fmt.Errorf("%w: %s: %v", ErrCorrupt, path, p)
+		}
+	}()
+	return r.cur.Next(), nil
 }
 
 func (r *Reader) closeFile() {
@@ -373,7 +397,13 @@ func (r *Reader) Err() error { return r.err }
 func (r *Reader) Next() bool {
 	r.releaseRec()
 	for r.err == nil && r.cur != nil {
-		if r.cur.Next() {
+		more, err := r.advance()
+		if err != nil {
+			r.err = err
+			r.closeFile()
+			return false
+		}
+		if more {
 			b := r.cur.RecordBatch()
 			r.batchStart = r.fileRows
 			r.fileRows += b.NumRows()

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
@@ -145,18 +146,28 @@ func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, 
 // new files, sorted when the table has a sort order icerun sorts by, and
 // checks them. On error the stager (when not nil) still holds files.
 func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, key partition.Key, tasks []icetable.FileScanTask) (snapshotcommit.Part, *stager, error) {
-	var before contentCheck
 	var sum fingerprint.Sum
 	var st *stager
-	err := readRows(ctx, tbl, tasks, func(sc *arrow.Schema) error {
+	lineage := hasLineage(tbl, tasks)
+	before := contentCheck{lineage: lineage}
+	err := readRows(ctx, tbl, tasks, lineage, func(sc *arrow.Schema) error {
 		st = newStager(ctx, tbl, sc, w.cfg)
+		if lineage {
+			st.preserveLineage()
+		}
 		if err := st.sorted(w.cfg); err != nil {
 			return err
 		}
 		return st.writeOnly(spec, key)
 	}, func(rec arrow.RecordBatch) error {
 		before.add(rec)
-		sum.Add(rec)
+		if lineage { // the content fingerprint is of the table's columns
+			data := withoutLineage(rec)
+			sum.Add(data)
+			data.Release()
+		} else {
+			sum.Add(rec)
+		}
 		rec.Retain()
 		return st.add(rec)
 	})
@@ -170,12 +181,12 @@ func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partiti
 	if err != nil {
 		return snapshotcommit.Part{}, st, err
 	}
-	var after contentCheck
+	after := contentCheck{lineage: lineage}
 	check := make([]icetable.FileScanTask, len(files))
 	for i, f := range files {
 		check[i] = icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
 	}
-	if err := readRows(ctx, tbl, check, nil, func(rec arrow.RecordBatch) error { after.add(rec); return nil }); err != nil {
+	if err := readRows(ctx, tbl, check, lineage, nil, func(rec arrow.RecordBatch) error { after.add(rec); return nil }); err != nil {
 		return snapshotcommit.Part{}, st, fmt.Errorf("reading the compacted files back: %w", err)
 	}
 	if before.rows != after.rows || before.sum != after.sum {
@@ -186,12 +197,18 @@ func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partiti
 
 // readRows reads the live rows of tasks, resolved to tbl's schema, one
 // batch at a time: start (when set) is called once with their schema
-// before the first batch; fn does not own rec.
-func readRows(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, start func(*arrow.Schema) error, fn func(rec arrow.RecordBatch) error) error {
+// before the first batch; fn does not own rec. With lineage each batch
+// ends with the rows' _row_id and _last_updated_sequence_number
+// (rowlineage.go), after the columns of that schema.
+func readRows(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, lineage bool, start func(*arrow.Schema) error, fn func(rec arrow.RecordBatch) error) error {
 	if len(tasks) == 0 {
 		return nil
 	}
-	sc, batches, err := tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(ctx, tasks)
+	opts := []icetable.ScanOption{icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)}
+	if lineage {
+		opts = append(opts, icetable.WithRowLineage())
+	}
+	sc, batches, err := tbl.Scan(opts...).ReadTasks(ctx, tasks)
 	if err != nil {
 		return err
 	}
@@ -204,17 +221,21 @@ func readRows(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileSca
 			return err
 		}
 	}
-	return applyEach(ctx, res, batches, fn)
+	return applyEach(ctx, res, lineage, batches, fn)
 }
 
 // applyEach resolves each of the scanned batches to the table schema with
-// res and hands it to fn, releasing every batch.
-func applyEach(ctx context.Context, res *schema.Resolution, batches iter.Seq2[arrow.RecordBatch, error], fn func(arrow.RecordBatch) error) error {
+// res and hands it to fn, releasing every batch. With lineage the
+// batches' row lineage columns are kept, last.
+func applyEach(ctx context.Context, res *schema.Resolution, lineage bool, batches iter.Seq2[arrow.RecordBatch, error], fn func(arrow.RecordBatch) error) error {
 	for raw, err := range batches {
 		if err != nil {
 			return err
 		}
 		rec, err := res.Apply(ctx, raw)
+		if err == nil && lineage {
+			rec, err = keepLineage(raw, rec)
+		}
 		raw.Release()
 		if err != nil {
 			return err
@@ -228,24 +249,73 @@ func applyEach(ctx context.Context, res *schema.Resolution, batches iter.Seq2[ar
 	return nil
 }
 
+// keepLineage is rec (raw resolved) with raw's lineage columns appended;
+// it releases rec.
+func keepLineage(raw, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	defer rec.Release()
+	rowID, seq, err := lineageOf(raw)
+	if err != nil {
+		return nil, err
+	}
+	return appendLineage(rec, rowID, seq), nil
+}
+
 // contentCheck is an order-insensitive summary of a multiset of rows: the
 // count, and the sum (mod 2^64, per half) of their 128-bit row hashes. It
 // catches lost, duplicated and changed rows of a non-adversarial rewrite;
-// it is not collision resistant.
+// it is not collision resistant. With lineage the batches end with the
+// rows' lineage columns, mixed into each row's hash (cheaper than hashing
+// them as columns), so a row that lost or swapped its _row_id or
+// _last_updated_sequence_number changes the sum too.
 type contentCheck struct {
-	rows   int64
-	sum    [2]uint64
-	hasher fingerprint.Hasher
-	buf    []fingerprint.Hash
+	rows    int64
+	sum     [2]uint64
+	lineage bool
+	hasher  fingerprint.Hasher
+	buf     []fingerprint.Hash
 }
 
 func (c *contentCheck) add(rec arrow.RecordBatch) {
-	c.buf = c.hasher.Hashes(rec, c.buf)
-	for _, h := range c.buf {
-		c.sum[0] += binary.LittleEndian.Uint64(h[:8])
-		c.sum[1] += binary.LittleEndian.Uint64(h[8:])
+	data := rec
+	if c.lineage {
+		data = withoutLineage(rec)
+		defer data.Release()
+	}
+	c.buf = c.hasher.Hashes(data, c.buf)
+	var rowID, seq *array.Int64
+	if c.lineage {
+		n := len(rec.Columns())
+		rowID, _ = rec.Column(n - 2).(*array.Int64)
+		seq, _ = rec.Column(n - 1).(*array.Int64)
+	}
+	for i, h := range c.buf {
+		lo, hi := binary.LittleEndian.Uint64(h[:8]), binary.LittleEndian.Uint64(h[8:])
+		if rowID != nil && seq != nil {
+			lo ^= mix64(uint64(rowID.Value(i)) ^ lineageNull(rowID, i))
+			hi ^= mix64(uint64(seq.Value(i)) ^ lineageNull(seq, i) ^ 0x9e3779b97f4a7c15)
+		}
+		c.sum[0] += lo
+		c.sum[1] += hi
 	}
 	c.rows += rec.NumRows()
+}
+
+// lineageNull sets a bit pattern apart for a null lineage value.
+func lineageNull(a *array.Int64, i int) uint64 {
+	if a.IsNull(i) {
+		return 0x5bd1e9955bd1e995
+	}
+	return 0
+}
+
+// mix64 is splitmix64's finalizer: every input bit changes about half of
+// the output bits.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // CompactAll compacts every partition of the table's current spec that

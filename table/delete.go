@@ -168,7 +168,7 @@ func planDelete(ctx context.Context, w *Writer, tbl *icetable.Table, spec *parti
 	if err != nil {
 		return nil, err
 	}
-	return locateWith(ctx, tbl, spec, k, base[k], tasks, m, fp)
+	return locateWith(ctx, tbl, spec, k, base[k], tasks, m, fp, false)
 }
 
 // readKeys reads the encoded keys of the rows of keys, and their first
@@ -246,7 +246,7 @@ func (m *filterMatcher) readSchema() *iceberg.Schema { return m.schema }
 
 func (m *filterMatcher) mayHold(iceberg.DataFile) bool { return true }
 
-func (m *filterMatcher) match(ctx context.Context, rec arrow.RecordBatch, hit func(row int)) error {
+func (m *filterMatcher) match(ctx context.Context, rec arrow.RecordBatch, hit func(row int, key []byte)) error {
 	d, err := m.eval(m.ctx(ctx), rec)
 	if err != nil {
 		return err
@@ -265,7 +265,7 @@ func (m *filterMatcher) match(ctx context.Context, rec arrow.RecordBatch, hit fu
 	case *compute.ScalarDatum:
 		if s, ok := v.Value.(interface{ String() string }); ok && v.Value.IsValid() && s.String() == "true" {
 			for row := range int(rec.NumRows()) {
-				hit(row)
+				hit(row, nil)
 			}
 		}
 		return nil
@@ -274,7 +274,7 @@ func (m *filterMatcher) match(ctx context.Context, rec arrow.RecordBatch, hit fu
 	}
 	for row := range mask.Len() {
 		if mask.IsValid(row) && mask.Value(row) {
-			hit(row)
+			hit(row, nil)
 		}
 	}
 	return nil

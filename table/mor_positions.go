@@ -38,8 +38,10 @@ type rowMatcher interface {
 	// mayHold reports whether data file f may hold a row it picks (false
 	// skips the file unread).
 	mayHold(f iceberg.DataFile) bool
-	// match calls hit with each row of rec it picks.
-	match(ctx context.Context, rec arrow.RecordBatch, hit func(row int)) error
+	// match calls hit with each row of rec it picks, and the row's
+	// encoded key when the matcher picks by key (else nil; hit must not
+	// keep it).
+	match(ctx context.Context, rec arrow.RecordBatch, hit func(row int, key []byte)) error
 }
 
 // keyMatcher picks the rows whose encoded key is in keys. With a
@@ -76,14 +78,14 @@ func (m *keyMatcher) mayHold(f iceberg.DataFile) bool {
 	return m.rng == nil || m.rng.mayHold(f, m.first)
 }
 
-func (m *keyMatcher) match(_ context.Context, rec arrow.RecordBatch, hit func(row int)) error {
+func (m *keyMatcher) match(_ context.Context, rec arrow.RecordBatch, hit func(row int, key []byte)) error {
 	if err := m.enc.Bind(rec); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
 	for row := range int(rec.NumRows()) {
 		m.buf = m.enc.Append(m.buf[:0], row)
 		if _, ok := m.keys[string(m.buf)]; ok {
-			hit(row)
+			hit(row, m.buf)
 		}
 	}
 	return nil
@@ -98,6 +100,10 @@ type locator struct {
 	fsys       iceio.IO
 	m          rowMatcher
 	posDeletes map[string]map[string][]int64 // position delete file -> data file -> positions
+	// rowIDs, when not nil, gets the current _row_id of each live row the
+	// matcher picks by key, by encoded key (the first found when a key has
+	// several): the id the row's replacement keeps (rowlineage.go).
+	rowIDs map[string]int64
 }
 
 func newLocator(ctx context.Context, tbl *icetable.Table, m rowMatcher) (*locator, error) {
@@ -123,7 +129,7 @@ func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask) ([]
 		if err != nil {
 			return nil, err
 		}
-		hit, err := l.scan(ctx, t.File, existing)
+		hit, err := l.scan(ctx, t, existing)
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
 		}
@@ -213,15 +219,25 @@ func (l *locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error
 	return m, nil
 }
 
-// scan reads the matcher's columns of data file f, every row in file
+// scan reads the matcher's columns of t's data file, every row in file
 // order (no delete applied), and returns the positions not in existing
-// that the matcher picks.
-func (l *locator) scan(ctx context.Context, f iceberg.DataFile, existing *dv.RoaringPositionBitmap) ([]int64, error) {
+// that the matcher picks; with rowIDs, it also notes their _row_id: read
+// from the file when it may hold explicit ones, else inherited, its
+// first_row_id plus the position.
+func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *dv.RoaringPositionBitmap) ([]int64, error) {
+	f := t.File
 	task := icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
 	read := l.m.readSchema()
-	names := make([]string, 0, len(read.Fields()))
+	names := make([]string, 0, len(read.Fields())+1)
 	for _, fld := range read.Fields() {
 		names = append(names, fld.Name)
+	}
+	// The file's own _row_id values, nulls included: the task has no
+	// first_row_id, so iceberg-go does not fill in every row's inherited
+	// id; only the picked rows' are worked out, below.
+	readIDs := l.rowIDs != nil && mayHoldRowIDs(l.tbl.Schema(), f)
+	if readIDs {
+		names = append(names, iceberg.RowIDColumnName)
 	}
 	sc, batches, err := l.tbl.Scan(icetable.WithSelectedFields(names...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).
 		ReadTasks(ctx, []icetable.FileScanTask{task})
@@ -240,17 +256,37 @@ func (l *locator) scan(ctx context.Context, f iceberg.DataFile, existing *dv.Roa
 		if err != nil {
 			return nil, err
 		}
+		var ids *array.Int64
+		if readIDs {
+			if ids, err = explicitRowIDs(raw); err != nil {
+				raw.Release()
+				return nil, err
+			}
+			ids.Retain()
+		}
 		rec, err := res.Apply(ctx, raw)
 		raw.Release()
 		if err != nil {
 			return nil, err
 		}
 		first := pos
-		err = l.m.match(ctx, rec, func(row int) {
-			if p := first + int64(row); !existing.Contains(uint64(p)) {
-				hit = append(hit, p)
+		err = l.m.match(ctx, rec, func(row int, key []byte) {
+			p := first + int64(row)
+			if existing.Contains(uint64(p)) {
+				return
+			}
+			hit = append(hit, p)
+			if _, seen := l.rowIDs[string(key)]; l.rowIDs != nil && key != nil && !seen {
+				if ids != nil && ids.IsValid(row) {
+					l.rowIDs[string(key)] = ids.Value(row)
+				} else {
+					l.rowIDs[string(key)] = *t.FirstRowID + p // inherited
+				}
 			}
 		})
+		if ids != nil {
+			ids.Release()
+		}
 		pos += rec.NumRows()
 		rec.Release()
 		if err != nil {

@@ -25,6 +25,10 @@ type rowDelta struct {
 	delta snapshotcommit.Delta
 	st    *stager       // the new rows' data files; nil when none
 	dw    *deleteWriter // the delete files; nil when none
+	// rowIDs are the current _row_id of the deleted rows, by encoded key:
+	// the ids their replacements keep. Nil when the rows have no lineage
+	// to keep (below v3).
+	rowIDs map[string]int64
 }
 
 // discard removes the staged files of d.
@@ -69,10 +73,17 @@ func (u *upsert) planDelta(ctx context.Context, tbl *icetable.Table, k partition
 		return d, err
 	}
 	d.st = newStager(ctx, tbl, u.res.Schema(), u.cfg)
+	add := d.st.add
+	if d.rowIDs != nil {
+		d.st.preserveLineage()
+		if add, err = u.carryRowIDs(add, d.rowIDs); err != nil {
+			return d, err
+		}
+	}
 	var rows int64
 	err = u.addChanged(ctx, k, win, func(rec arrow.RecordBatch) error {
 		rows += rec.NumRows()
-		return d.st.add(rec)
+		return add(rec)
 	})
 	if err != nil {
 		return d, err
@@ -109,21 +120,26 @@ func locateDelta[V any](ctx context.Context, w *Writer, tbl *icetable.Table, spe
 	if err != nil {
 		return nil, err
 	}
-	return locateWith(ctx, tbl, spec, k, base[k], tasks, m, fp)
+	return locateWith(ctx, tbl, spec, k, base[k], tasks, m, fp, true)
 }
 
 // locateWith plans the delete files of partition k for the rows m picks
-// in tasks, its data files in the state whose files are base.
-func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k partition.Key, base []iceberg.DataFile, tasks []icetable.FileScanTask, m rowMatcher, fp string) (*rowDelta, error) {
+// in tasks, its data files in the state whose files are base. With
+// rowIDs, and row lineage on the table, it also reads the picked rows'
+// _row_id (rowDelta.rowIDs).
+func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k partition.Key, base []iceberg.DataFile, tasks []icetable.FileScanTask, m rowMatcher, fp string, rowIDs bool) (*rowDelta, error) {
 	loc, err := newLocator(ctx, tbl, m)
 	if err != nil {
 		return nil, err
+	}
+	if rowIDs && hasLineage(tbl, tasks) {
+		loc.rowIDs = map[string]int64{}
 	}
 	found, err := loc.locate(ctx, tasks)
 	if err != nil {
 		return nil, err
 	}
-	d := &rowDelta{delta: snapshotcommit.Delta{Key: k, Base: base, Fingerprint: fp}}
+	d := &rowDelta{delta: snapshotcommit.Delta{Key: k, Base: base, Fingerprint: fp}, rowIDs: loc.rowIDs}
 	if d.dw, err = newDeleteWriter(ctx, tbl, spec, k); err != nil {
 		return d, err
 	}

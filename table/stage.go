@@ -54,6 +54,7 @@ type stager struct {
 	streams  []*stream                // every stream started
 	rows     int64
 	finished bool
+	lineage  bool // the rows carry _row_id and _last_updated_sequence_number (preserveLineage)
 
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -93,6 +94,14 @@ func (s *stager) writeOnly(spec *partition.Spec, key partition.Key) error {
 	}
 	s.whole.keyed = k
 	return nil
+}
+
+// preserveLineage makes the stager write the row lineage columns
+// (rowlineage.go): every batch added then ends with them. It must be
+// called before sorted and the first add.
+func (s *stager) preserveLineage() {
+	s.schema = withLineageFields(s.schema)
+	s.lineage = true
 }
 
 // sorted makes the stager write the rows in the table's default sort
@@ -178,6 +187,9 @@ func (s *stager) start(g *group) {
 		// Two batches queued per encoder (iceberg-go's default is 64) keep
 		// memory flat in the partition's size.
 		opts := []icetable.WriteRecordOption{icetable.WithWriteUUID(st.id), icetable.WithRecordBatchBufferSize(2), icetable.WithMaxWriteWorkers(1)}
+		if s.lineage {
+			opts = append(opts, icetable.WithPreserveRowLineage(iceberg.SchemaWithRowLineage(s.tbl.Schema())))
+		}
 		tbl := s.write
 		if st.keyed != nil {
 			tbl = st.keyed.view

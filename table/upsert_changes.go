@@ -179,7 +179,7 @@ func (c *changes) each(ctx context.Context, k partition.Key, fn func(rec arrow.R
 	if err != nil {
 		return err
 	}
-	return applyEach(ctx, res, batches, fn)
+	return applyEach(ctx, res, false, batches, fn)
 }
 
 // winners reads the spilled input of partition k and resolves duplicate

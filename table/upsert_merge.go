@@ -80,13 +80,27 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	cfg := u.cfg
 	cfg.rowGroupRows = upsertRowGroupRows
 	m := &merged{st: newStager(ctx, tbl, u.res.Schema(), cfg), base: paths(base[k])}
+	// With row lineage (rowlineage.go) the rows kept carry theirs, and an
+	// updated row the _row_id of the row it replaces (ids), as Java's
+	// copy-on-write MERGE does.
+	var ids map[string]int64
+	if hasLineage(tbl, tasks) {
+		m.st.preserveLineage()
+		ids = map[string]int64{}
+	}
 	var sum fingerprint.Sum
 	add := func(rec arrow.RecordBatch) error {
 		if rec.NumRows() == 0 {
 			rec.Release()
 			return nil
 		}
-		sum.Add(rec)
+		if ids != nil { // the content fingerprint is of the table's columns
+			data := withoutLineage(rec)
+			sum.Add(data)
+			data.Release()
+		} else {
+			sum.Add(rec)
+		}
 		return m.st.add(rec)
 	}
 	win, err := u.chg.winners(ctx, k, nil)
@@ -95,11 +109,17 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	}
 	same := newSameContent(win)
 	if len(tasks) > 0 {
-		if err := u.keepUnchanged(ctx, tbl, tasks, win, same, add); err != nil {
+		if err := u.keepUnchanged(ctx, tbl, tasks, win, same, ids, add); err != nil {
 			return m, err
 		}
 	}
-	if err := u.addChanged(ctx, k, win, add); err != nil {
+	addChanged := add
+	if ids != nil {
+		if addChanged, err = u.carryRowIDs(add, ids); err != nil {
+			return m, err
+		}
+	}
+	if err := u.addChanged(ctx, k, win, addChanged); err != nil {
 		return m, err
 	}
 	files, err := m.st.finish()
@@ -115,11 +135,17 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 }
 
 // keepUnchanged streams the rows of tasks whose key the change set (win)
-// does not hold to add, and the others to same.
-func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, win map[string]fingerprint.Hash, same *sameContent, add func(arrow.RecordBatch) error) error {
+// does not hold to add, and the others to same. With ids (not nil) the
+// rows passed to add end with their lineage columns, and ids gets the
+// _row_id of each row dropped, by key.
+func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, win map[string]fingerprint.Hash, same *sameContent, ids map[string]int64, add func(arrow.RecordBatch) error) error {
 	// One file at a time, in batches of mergeBatchRows: memory stays a few
 	// batches whatever the partition size.
-	sc, batches, err := tbl.Scan(icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).ReadTasks(ctx, tasks)
+	opts := []icetable.ScanOption{icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)}
+	if ids != nil {
+		opts = append(opts, icetable.WithRowLineage())
+	}
+	sc, batches, err := tbl.Scan(opts...).ReadTasks(ctx, tasks)
 	if err != nil {
 		return err
 	}
@@ -141,14 +167,32 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 		if err != nil {
 			return err
 		}
-		rec, err := res.Apply(ctx, raw)
+		rec, err := res.Apply(ctx, raw) // the table's columns: keys, and what same hashes
+		out := rec                      // what is kept: rec, with its lineage columns when ids is set
+		if err == nil && ids != nil {
+			rec.Retain()
+			out, err = keepLineage(raw, rec)
+			if err != nil {
+				rec.Release()
+			}
+		}
 		raw.Release()
 		if err != nil {
 			return err
 		}
+		release := func() {
+			if out != rec {
+				rec.Release()
+			}
+		}
 		if err := enc.Bind(rec); err != nil {
-			rec.Release()
+			release()
+			out.Release()
 			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+		}
+		var rowIDs *array.Int64
+		if ids != nil {
+			rowIDs, _ = out.Column(int(out.NumCols()) - 2).(*array.Int64)
 		}
 		n, dropped := int(rec.NumRows()), 0
 		keep.Reserve(n)
@@ -160,13 +204,17 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 			if hit {
 				dropped++
 				same.drop(rec, row, string(buf))
+				if _, seen := ids[string(buf)]; rowIDs != nil && !seen {
+					ids[string(buf)] = rowIDs.Value(row)
+				}
 			}
 		}
+		release()
 		mask := keep.NewBooleanArray()
-		out := rec
 		if dropped > 0 {
-			out, err = compute.FilterRecordBatch(ctx, rec, mask, compute.DefaultFilterOptions())
-			rec.Release()
+			kept := out
+			out, err = compute.FilterRecordBatch(ctx, kept, mask, compute.DefaultFilterOptions())
+			kept.Release()
 		}
 		mask.Release()
 		if err != nil {

@@ -56,7 +56,7 @@ var (
 		partition.ErrRowOutside, schema.ErrMissingRequired, schema.ErrIncompatibleType, schema.ErrUnknownField,
 		schema.ErrAmbiguousField, table.ErrNilInput, table.ErrLateRows, table.ErrQuarantined,
 		table.ErrUnsafePartitionValue, table.ErrDuplicateKey, parquetfile.ErrNoFiles, parquetfile.ErrSchemaMismatch,
-		parquetfile.ErrHiveValue, sink.ErrBadMessage, os.ErrNotExist,
+		parquetfile.ErrHiveValue, parquetfile.ErrCorrupt, sink.ErrBadMessage, sink.ErrBadRow, os.ErrNotExist,
 	}
 	configErrors = []error{
 		errNoWarehouse, catalogconfig.ErrNoCatalog, catalogconfig.ErrBadConfig, catalogconfig.ErrNoCommitLock,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/parquetfile"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 	"github.com/icerun/icerun/sink"
@@ -32,6 +33,8 @@ func TestExitCode(t *testing.T) {
 		{wrap(partition.ErrRowOutside), exitData},
 		{wrap(schema.ErrMissingRequired), exitData},
 		{wrap(os.ErrNotExist), exitData},
+		{wrap(parquetfile.ErrCorrupt), exitData},
+		{fmt.Errorf("kafka: %w", &sink.RowError{Row: 3, Err: schema.ErrIncompatibleType}), exitData},
 		{fmt.Errorf("kafka: %w", &sink.BadMessageError{Table: "db.t", Offset: 7}), exitData},
 		{wrap(partition.ErrMalformedKey), exitRequest},
 		{wrap(catalog.ErrNoSuchTable), exitRequest},

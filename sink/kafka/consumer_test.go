@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -43,7 +44,6 @@ func column(t *testing.T, tbl *icetable.Table, name string) []string {
 // sink in offset order: the rows land in the table, the rejected records
 // in the dead-letter table, once even when the poll is delivered again.
 func TestConsumerRoutesRejectedRecords(t *testing.T) {
-	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	sch := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
@@ -59,36 +59,35 @@ func TestConsumerRoutesRejectedRecords(t *testing.T) {
 		{Offset: 14, Value: []byte(`{"ts": "2026-07-14T12:00:00Z"}`)},
 		{Offset: 15, Value: []byte(`{oops`)},
 	}
-	open := func(opts ...sink.Option) *consumer {
-		s, err := sink.Open(ctx, cat, ident, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &consumer{s: s, cfg: Config{Topic: "orders", Decode: JSON(sc)}}
+	dl := checkRouting(t, cat, ident, dead, recs, 11, []string{"a"}, []string{"a", "c", "d"}, []string{"11", "14", "15"})
+	if got := column(t, dl, sink.DeadLetterRaw); len(got) != 3 || !slices.Contains(got, "e29vcHM=") { // base64 of {oops
+		t.Errorf("dead-letter raw = %q", got)
 	}
+}
 
-	// Without a dead-letter table: a typed error at the first bad record,
-	// the rows before it still committed.
-	c := open()
+// checkRouting delivers the poll recs for ident through a consumer: first
+// without a dead-letter table, which must stop with a BadMessageError at
+// offset firstBad (naming kafka:orders/0) after committing the rows
+// idsBefore; then twice with the dead-letter table dead, after which the
+// table holds the rows ids and dead the records at deadOffsets, once. It
+// returns the dead-letter table.
+func checkRouting(t *testing.T, cat catalog.Catalog, ident, dead icetable.Identifier, recs []*kgo.Record, firstBad int64, idsBefore, ids, deadOffsets []string) *icetable.Table {
+	t.Helper()
+	ctx := context.Background()
+	c := openConsumer(t, cat, ident, "orders")
 	err := c.write(ctx, 0, recs)
 	var bad *sink.BadMessageError
-	if !errors.As(err, &bad) || bad.Offset != 11 || bad.Source != (sink.SourcePartition{Source: "kafka:orders", Partition: 0}) {
-		t.Fatalf("write without dead letter = %v, want a BadMessageError at kafka:orders/0 offset 11", err)
+	if !errors.As(err, &bad) || bad.Offset != firstBad || bad.Source != (sink.SourcePartition{Source: "kafka:orders", Partition: 0}) {
+		t.Fatalf("write without dead letter = %v, want a BadMessageError at kafka:orders/0 offset %d", err, firstBad)
 	}
 	if err := c.s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := column(t, c.s.Table(), "id"); !slices.Equal(got, []string{"a"}) {
-		t.Errorf("table ids = %v, want [a]", got)
+	if got := column(t, c.s.Table(), "id"); !slices.Equal(got, idsBefore) {
+		t.Errorf("table ids = %v, want %v", got, idsBefore)
 	}
-
-	// With one: twice the same poll.
-	for range 2 {
-		c = open(sink.WithDeadLetter(dead))
+	for range 2 { // the second delivery is all redelivery
+		c = openConsumer(t, cat, ident, "orders", sink.WithDeadLetter(dead))
 		if _, err := c.s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -99,17 +98,15 @@ func TestConsumerRoutesRejectedRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := column(t, c.s.Table(), "id"); !slices.Equal(got, []string{"a", "c", "d"}) {
-		t.Errorf("table ids = %v, want [a c d]", got)
+	if got := column(t, c.s.Table(), "id"); !slices.Equal(got, ids) {
+		t.Errorf("table ids = %v, want %v", got, ids)
 	}
 	dl, err := cat.LoadTable(ctx, dead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, w := column(t, dl, sink.LateOffset), []string{"11", "14", "15"}; !slices.Equal(got, w) {
-		t.Errorf("dead-letter offsets = %v, want %v", got, w)
+	if got := column(t, dl, sink.LateOffset); !slices.Equal(got, deadOffsets) {
+		t.Errorf("dead-letter offsets = %v, want %v", got, deadOffsets)
 	}
-	if got := column(t, dl, sink.DeadLetterRaw); len(got) != 3 || !slices.Contains(got, "e29vcHM=") { // base64 of {oops
-		t.Errorf("dead-letter raw = %q", got)
-	}
+	return dl
 }

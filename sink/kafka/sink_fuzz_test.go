@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -20,34 +19,12 @@ import (
 func FuzzJSONIntoTable(f *testing.F) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(f)
-	sch := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 2, Name: "amount", Type: iceberg.DecimalTypeOf(9, 2)},
-		iceberg.NestedField{ID: 3, Name: "ts", Type: iceberg.PrimitiveTypes.Timestamp, Required: true},
-		iceberg.NestedField{ID: 4, Name: "who", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
-			{ID: 5, Name: "name", Type: iceberg.PrimitiveTypes.String, Required: true},
-			{ID: 6, Name: "tags", Type: &iceberg.ListType{ElementID: 7, Element: iceberg.PrimitiveTypes.String, ElementRequired: true}},
-		}}},
-		iceberg.NestedField{ID: 8, Name: "day", Type: iceberg.PrimitiveTypes.Date},
-	)
-	spec := iceberg.NewPartitionSpec(
-		iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{}},
-		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "amount_t", Transform: iceberg.TruncateTransform{Width: 1000}},
-		iceberg.PartitionField{SourceIDs: []int{8}, FieldID: 1002, Name: "day_m", Transform: iceberg.MonthTransform{}},
-	)
-	ident := catalogtest.CreateTable(f, cat, "fuzz", sch, spec, nil)
-	s, err := sink.Open(ctx, cat, ident, sink.WithDeadLetter(icetable.Identifier{"db", "fuzz_dead"}))
-	if err != nil {
-		f.Fatal(err)
-	}
+	ident := valuesTable(f, cat, "fuzz")
+	c := openConsumer(f, cat, ident, "fuzz", sink.WithDeadLetter(icetable.Identifier{"db", "fuzz_dead"}))
+	s := c.s
 	if _, err := s.Start(ctx); err != nil {
 		f.Fatal(err)
 	}
-	sc, err := icetable.SchemaToArrowSchema(sch, nil, true, false)
-	if err != nil {
-		f.Fatal(err)
-	}
-	c := &consumer{s: s, cfg: Config{Topic: "fuzz", Decode: JSON(sc)}}
 	for _, seed := range []string{
 		`{"id": "a", "amount": 1.25, "ts": "2026-07-14T12:00:00Z", "day": "2026-07-14"}`,
 		`{"id": "b", "ts": 1, "who": {"name": "x", "tags": ["a", null]}}`,
