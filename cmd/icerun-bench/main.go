@@ -88,6 +88,7 @@ func main() {
 	sinkSystems := flag.String("sink-systems", "icerun,connect", "-sink-peers: systems to run, in this order: icerun, connect")
 	sinkTasks := flag.Int("connect-tasks", 1, "-sink-peers: Kafka Connect's tasks.max")
 	sinkBacklog := flag.Int64("sink-backlog", 0, "-sink-peers: instead of offering messages at -sink-rate, fill each trial's topic with this many before the sink starts (the drain rate)")
+	workerProps := flag.String("connect-worker", "", "-sink-peers: more Kafka Connect worker properties, key=value,... (e.g. offset.flush.interval.ms=1000)")
 	sinkBin := flag.String("icerun", "", "-sink-peers: the icerun binary (default: go build ./cmd/icerun)")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
@@ -103,6 +104,9 @@ func main() {
 		cfg := sinkConfig{brokers: os.Getenv("ICERUN_KAFKA_BROKERS"), connect: os.Getenv("ICERUN_CONNECT"), icerun: *sinkBin,
 			duration: *sinkDuration, rate: *sinkRate, partitions: int32(*sinkParts),
 			systems: strings.Split(*sinkSystems, ","), tasks: *sinkTasks, backlog: *sinkBacklog}
+		if *workerProps != "" {
+			cfg.workerProps = strings.Split(*workerProps, ",")
+		}
 		for _, f := range strings.Split(*sinkIntervals, ",") {
 			d, err := time.ParseDuration(strings.TrimSpace(f))
 			if err != nil {

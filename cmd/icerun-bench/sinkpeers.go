@@ -22,16 +22,17 @@ import (
 
 // sinkConfig is one side-by-side run of the streaming sinks.
 type sinkConfig struct {
-	brokers    string
-	connect    string // scripts/connect
-	icerun     string // the icerun binary
-	duration   time.Duration
-	intervals  []time.Duration
-	rate       int // offered messages/s; 0: as fast as the producer goes
-	partitions int32
-	systems    []string // icerun, connect
-	tasks      int      // Kafka Connect's tasks.max
-	backlog    int64    // > 0: the topic holds this many messages before the sink starts, and nothing more comes
+	brokers     string
+	connect     string // scripts/connect
+	icerun      string // the icerun binary
+	duration    time.Duration
+	intervals   []time.Duration
+	rate        int // offered messages/s; 0: as fast as the producer goes
+	partitions  int32
+	systems     []string // icerun, connect
+	tasks       int      // Kafka Connect's tasks.max
+	workerProps []string // more Kafka Connect worker properties, key=value
+	backlog     int64    // > 0: the topic holds this many messages before the sink starts, and nothing more comes
 }
 
 // eventsIdent is the table both sinks write, in a warehouse of its own per

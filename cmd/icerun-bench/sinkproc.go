@@ -99,6 +99,7 @@ func connectProperties(cfg sinkConfig, dir, topic, name string, iv time.Duration
 		fmt.Sprintf("listeners=http://127.0.0.1:%d", port),
 		"plugin.discovery=only_scan",
 	}
+	w = append(w, cfg.workerProps...)
 	c := []string{
 		"name=" + name,
 		"connector.class=org.apache.iceberg.connect.IcebergSinkConnector",
