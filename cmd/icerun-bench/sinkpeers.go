@@ -104,6 +104,11 @@ func runSinkPeers(cfg sinkConfig) error {
 	}
 	printSinkTrials(trials)
 	fmt.Printf("load before: %s, after: %s (/proc/loadavg 1, 5, 15 min)\n", before, loadavg())
+	for _, t := range trials {
+		if t.check != "" {
+			return fmt.Errorf("%s at %s: the table does not hold exactly the produced messages: %s", t.system, t.interval, t.check)
+		}
+	}
 	return nil
 }
 
