@@ -96,6 +96,12 @@ func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable
 			"-group", "g-" + topic, "-commit-rows", strconv.Itoa(commitRows), "-commit-interval", cfg.commitInterval.String(),
 			"-session-timeout", chaosSession.String()}, cc.args...)
 		args = append(args, "-dead-letter", cc.ns+".events_dead")
+		if cfg.avro != "" {
+			args = append(args, "-format", "avro", "-avro-schemas", cfg.avro)
+		}
+		if cfg.evolveFrom > 0 {
+			args = append(args, "-evolve")
+		}
 		if cfg.eventTime {
 			args = append(args, "-event-time", "event_time", "-allowed-lateness", chaosLateness.String())
 		}

@@ -51,7 +51,10 @@ import (
 // (default twice the processes), ICERUN_KAFKA_DUPLICATES (percent produced
 // twice, default 1), ICERUN_KAFKA_BROKER_KILLS (default 1 with
 // ICERUN_KAFKA_RESTART, else 0), ICERUN_KAFKA_DAYS (default 0: no event
-// time), ICERUN_KAFKA_COMMIT_INTERVAL (default 300ms).
+// time), ICERUN_KAFKA_COMMIT_INTERVAL (default 300ms), ICERUN_KAFKA_FORMAT
+// (avro: Confluent-framed Avro messages), ICERUN_KAFKA_EVOLVE (set: the
+// messages from the midpoint on carry a field the table lacks, the sinks
+// run with -evolve, and every row must hold its message's value of it).
 //
 // With event time, two sinks may compact the same closed day at once; the
 // loser commits nothing and goes on (TestSinkCompactionRaceIsNotFatal).
@@ -70,6 +73,17 @@ func TestKafkaSinkChaos(t *testing.T) {
 		t.Fatalf("build icerun: %v\n%s", err, out)
 	}
 	cfg.bin = bin
+	if os.Getenv("ICERUN_KAFKA_FORMAT") == "avro" {
+		cfg.avro = filepath.Join(dir, "schemas")
+		if err := os.MkdirAll(cfg.avro, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for id, sch := range map[int]string{1: chaosAvroSchema, 2: chaosAvroTagged} {
+			if err := os.WriteFile(filepath.Join(cfg.avro, strconv.Itoa(id)+".avsc"), []byte(sch), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	for _, tg := range chaosTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
 			t.Run("keyed", func(t *testing.T) { kafkaChaos(t, cfg, tg, true) })
@@ -81,6 +95,8 @@ func TestKafkaSinkChaos(t *testing.T) {
 // chaosConfig is the scale of one chaos run.
 type chaosConfig struct {
 	brokers, restart, bin                              string
+	avro                                               string // the writer schemas' directory with ICERUN_KAFKA_FORMAT=avro; "": JSON
+	evolveFrom                                         int    // with ICERUN_KAFKA_EVOLVE, the first message with a tag field; 0: none
 	messages, kills, pauses, brokerKills, procs, parts int
 	dupPercent                                         int
 	commitInterval                                     time.Duration
@@ -107,6 +123,9 @@ func chaosConfigFromEnv(brokers string) chaosConfig {
 	}
 	if c.restart != "" { // else nothing can restart the broker
 		c.brokerKills = envCount("ICERUN_KAFKA_BROKER_KILLS", 1)
+	}
+	if os.Getenv("ICERUN_KAFKA_EVOLVE") != "" {
+		c.evolveFrom = c.messages / 2
 	}
 	c.commitInterval = 300 * time.Millisecond
 	if d, err := time.ParseDuration(os.Getenv("ICERUN_KAFKA_COMMIT_INTERVAL")); err == nil && d > 0 {
@@ -194,7 +213,7 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 		recs := retries
 		retries = nil
 		for range n {
-			id, v := chaosMessage(produced, cfg.spacing)
+			id, v := cfg.message(produced)
 			part := int32(produced % cfg.parts)
 			r := &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: part}
 			recs = append(recs, r)
@@ -207,7 +226,7 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 				}
 			}
 			if rand.IntN(200) == 0 {
-				b := chaosBad(len(bad))
+				b := cfg.bad(len(bad))
 				bad[b] = true
 				recs = append(recs, &kgo.Record{Value: []byte(b), Partition: part})
 			}
@@ -297,6 +316,13 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	t.Logf("%s keyed=%v: %d unique messages (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; table: %d rows checked for %d expected: %s; side table: %d late rows checked for %d expected: %s; dead-letter table: %d bad records: %s; %s; data files per day: %s",
 		tg.name, keyed, produced, len(sent), len(sent)-produced, cfg.procs, cfg.parts, sinks.kills, sinks.pauses, cfg.brokerKills,
 		time.Since(began).Round(time.Second), len(got), len(main), mainDiff, len(gotLate), len(late), lateDiff, len(bad), deadDiff, sinks.figures(), filesPerDay(t, cc, ident))
+	if cfg.evolveFrom > 0 {
+		wrong := checkEvolved(t, cc, ident, cfg)
+		t.Logf("-evolve: the tag column added once the messages carried it; %d rows with a wrong tag", wrong)
+		if wrong > 0 {
+			t.Errorf("%d rows with a wrong tag (the messages from %d on carry one, the others none)", wrong, cfg.evolveFrom)
+		}
+	}
 	if !mainDiff.none() || !lateDiff.none() || !deadDiff.none() {
 		t.Errorf("table: %s; side table: %s; dead-letter table: %s", mainDiff, lateDiff, deadDiff)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/icerun/icerun/catalogconfig/awsconfig"
 	"github.com/icerun/icerun/cleanup"
 	"github.com/icerun/icerun/examples/orderdata"
+	"github.com/icerun/icerun/internal/cputime"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -159,19 +160,10 @@ func (j shardJob) run(ctx context.Context) (shardOutcome, error) {
 		defer pprof.StopCPUProfile()
 	}
 	o := shardOutcome{Start: time.Now().UnixMilli()}
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	o.Report, err = backfill.Run(ctx, w, keys, job, backfill.WithShard(j.Shard, j.Shards), backfill.WithKeysPerSnapshot(j.PerSnapshot), backfill.WithRetries(3))
-	o.End, o.CPU = time.Now().UnixMilli(), (cpuTime() - cpu0).Milliseconds()
+	o.End, o.CPU = time.Now().UnixMilli(), (cputime.Process() - cpu0).Milliseconds()
 	return o, err
-}
-
-// cpuTime is the CPU time (user + system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // start starts the worker as a new process of this test binary.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/internal/cputime"
 	"github.com/icerun/icerun/sink"
 )
 
@@ -51,14 +52,14 @@ func commitCostOverRun(b *testing.B, opts ...sink.Option) {
 		for c := range commits {
 			ms, offs := messages(0, int64(c*rows), int64((c+1)*rows))
 			rec := batch(ms)
-			t0, c0 := time.Now(), processCPU()
+			t0, c0 := time.Now(), cputime.Process()
 			if err := s.Write(ctx, sp0, offs, rec); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := s.Commit(ctx); err != nil {
 				b.Fatal(err)
 			}
-			d, cpu := time.Since(t0), processCPU()-c0
+			d, cpu := time.Since(t0), cputime.Process()-c0
 			rec.Release()
 			switch {
 			case c < window:

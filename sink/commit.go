@@ -85,7 +85,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 	if err != nil {
 		var unknown *commit.UnknownOutcomeError
 		if !errors.As(err, &unknown) {
-			err = errors.Join(err, removeFiles(context.WithoutCancel(ctx), s.tbl, files))
+			err = errors.Join(s.schemaMoved(ctx, err), removeFiles(context.WithoutCancel(ctx), s.tbl, files))
 		}
 		if errors.Is(err, ErrFenced) || errors.Is(err, ErrKeyCommitted) {
 			s.stats.Fenced++

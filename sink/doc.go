@@ -58,6 +58,17 @@
 // position, exactly once like a row; without one, Reject fails with a
 // [BadMessageError] and the stream stops at the message.
 //
+// # Schema evolution
+//
+// [Sink.AddColumns] adds optional top-level columns for fields the
+// messages carry and the table lacks: it commits the pending rows, then
+// the schema change in a commit of its own, and writes for the new schema
+// from then on; rows committed before read null. Sinks racing to add the
+// same column all succeed (a column of a type the new one fits is
+// accepted; another type fails with [ErrColumnConflict]). A sink whose
+// pending rows were written for the schema another sink just replaced
+// fails its commit with [ErrSchemaChanged] and resumes from [Sink.Start].
+//
 // # Caveats
 //
 //   - Positions are read from the newest snapshot on main that records

@@ -13,6 +13,7 @@ import (
 
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/internal/cputime"
 	"github.com/icerun/icerun/internal/fingerprint"
 	"github.com/icerun/icerun/table"
 )
@@ -28,7 +29,7 @@ func BenchmarkReplace(b *testing.B) {
 	b.Run("raw-iceberg-go", func(b *testing.B) {
 		cat, ident, _ := benchTable(b)
 		filter := iceberg.EqualTo(iceberg.Reference("event_date"), iceberg.Date(int32(day0.Unix()/86400)))
-		cpu := processCPU()
+		cpu := cputime.Process()
 		for b.Loop() {
 			tbl, err := cat.LoadTable(context.Background(), ident)
 			if err != nil {
@@ -58,7 +59,7 @@ func BenchmarkReplace(b *testing.B) {
 				b.Fatal(err)
 			}
 			i := 0
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				i++ // a new code version each time, so no run is Unchanged
 				w, _ := table.Open(context.Background(), cat, ident, table.WithParallelWrite(writers, benchRows/int64(writers)), table.WithCodeVersion(string(rune('a'+i%26))+"-bench"))
@@ -92,7 +93,7 @@ func BenchmarkReplaceFingerprint(b *testing.B) {
 			r.Release()
 		}
 	}()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		var s fingerprint.Sum
 		for _, r := range recs {
@@ -126,7 +127,7 @@ func BenchmarkReplaceFingerprintCost(b *testing.B) {
 			*table.CountOnly = !hashed
 			w, _ := table.Open(context.Background(), cat, ident, table.WithCodeVersion(fmt.Sprint(i)))
 			rows := orderdata.Stream(day0, benchRows, 8192)
-			start, c0 := time.Now(), processCPU()
+			start, c0 := time.Now(), cputime.Process()
 			if _, err := w.ReplacePartition(context.Background(), key, rows); err != nil {
 				b.Fatal(err)
 			}
@@ -135,7 +136,7 @@ func BenchmarkReplaceFingerprintCost(b *testing.B) {
 				v = 1
 			}
 			wall[v] += time.Since(start)
-			cpu[v] += processCPU() - c0
+			cpu[v] += cputime.Process() - c0
 			rows.Release()
 		}
 	}
@@ -148,7 +149,7 @@ func BenchmarkReplaceFingerprintCost(b *testing.B) {
 // process since cpu (a processCPU value taken before the loop).
 func reportRows(b *testing.B, cpu time.Duration) {
 	b.ReportMetric(float64(benchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(float64(processCPU()-cpu)/float64(benchRows*b.N), "cpu-ns/row")
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(benchRows*b.N), "cpu-ns/row")
 }
 
 func benchTable(b *testing.B) (cat catalog.Catalog, ident icetable.Identifier, dir string) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/internal/cputime"
 	"github.com/icerun/icerun/table"
 )
 
@@ -160,10 +161,10 @@ func BenchmarkRowLineageCost(b *testing.B) {
 	const mor, cow, compact = 0, 1, 2
 	var wall, cpu [3][2]time.Duration // step, dropped/kept
 	timed := func(step, v int, fn func() error) {
-		start, c0 := time.Now(), processCPU()
+		start, c0 := time.Now(), cputime.Process()
 		err := fn()
 		wall[step][v] += time.Since(start)
-		cpu[step][v] += processCPU() - c0
+		cpu[step][v] += cputime.Process() - c0
 		if err != nil {
 			b.Fatal(err)
 		}

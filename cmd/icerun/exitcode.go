@@ -50,7 +50,7 @@ var (
 		partition.ErrMalformedKey, partition.ErrWrongSpec, table.ErrBadUpsertKey, table.ErrBadWindow, partition.ErrBadRange,
 		table.ErrBadBranch, table.ErrBadOption, table.ErrSchemaChange, commit.ErrPublishConflict,
 		commit.ErrNoSuchBranch, commit.ErrUnsupported, catalog.ErrNoSuchTable, catalog.ErrTableAlreadyExists,
-		catalog.ErrNoSuchNamespace,
+		catalog.ErrNoSuchNamespace, sink.ErrColumnConflict,
 	}
 	dataErrors = []error{
 		partition.ErrRowOutside, schema.ErrMissingRequired, schema.ErrIncompatibleType, schema.ErrUnknownField,

@@ -39,6 +39,8 @@ func TestExitCode(t *testing.T) {
 		{wrap(partition.ErrMalformedKey), exitRequest},
 		{wrap(catalog.ErrNoSuchTable), exitRequest},
 		{wrap(commit.ErrPublishConflict), exitRequest},
+		{fmt.Errorf("sink: db.t: %w: note is string", sink.ErrColumnConflict), exitRequest},
+		{fmt.Errorf("sink: %w: %w", sink.ErrSchemaChanged, commit.ErrTableChanged), exitRetry},
 		{wrap(catalogconfig.ErrNoCatalog), exitConfig},
 		{wrap(errNoWarehouse), exitConfig},
 		{errors.New("something else"), exitFailed},

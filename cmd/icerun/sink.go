@@ -10,21 +10,22 @@ import (
 	"syscall"
 	"time"
 
-	icetable "github.com/apache/iceberg-go/table"
-
 	"github.com/icerun/icerun/sink"
 	"github.com/icerun/icerun/sink/kafka"
 )
 
-// sinkCmd runs the streaming sink: a Kafka topic of JSON messages into the
-// table, in a consumer group, until SIGTERM or SIGINT, then a final commit.
+// sinkCmd runs the streaming sink: a Kafka topic of JSON or Avro messages
+// into the table, in a consumer group, until SIGTERM or SIGINT, then a final commit.
 func sinkCmd(ctx context.Context, e *env, args []string) error {
 	fs := e.tableFlags()
 	e.writeFlags(fs)
 	brokers := fs.String("brokers", envOr("ICERUN_KAFKA_BROKERS", ""), "Kafka bootstrap brokers, comma-separated (ICERUN_KAFKA_BROKERS)")
 	topic := fs.String("topic", "", "topic to consume")
 	group := fs.String("group", "", "consumer group (its own: the sink never commits offsets to the broker; it resumes from the table)")
-	format := fs.String("format", "json", "message format: json (objects, fields mapped to columns by name)")
+	format := fs.String("format", "json", "message format: json (objects, fields mapped to columns by name) or avro (with -avro-schemas or -avro-schema)")
+	avroSchemas := fs.String("avro-schemas", "", "with -format avro: messages in the Confluent wire format (magic byte 0, 4-byte schema id, Avro datum), writer schemas read from DIR/<id>.avsc (no schema registry client)")
+	avroSchema := fs.String("avro-schema", "", "with -format avro: each message is one bare Avro datum written with the schema in this .avsc file")
+	evolve := fs.Bool("evolve", false, "add an optional column to the table for a message field it lacks (type from the Avro writer schema, or from the JSON value), in a commit of its own before the rows that need it; without it such fields are ignored")
 	rows := fs.Int64("commit-rows", 100_000, "commit once this many rows are pending")
 	bytes := fs.Int64("commit-bytes", 64<<20, "commit once the pending rows hold this many bytes")
 	interval := fs.Duration("commit-interval", 10*time.Second, "commit once the oldest pending row waited this long")
@@ -32,7 +33,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	lateness := fs.Duration("allowed-lateness", time.Hour, "with -event-time: how far behind the newest event a row may be")
 	dropLate := fs.Bool("drop-late", false, "with -event-time: drop late rows (counted) instead of writing them to the side table")
 	session := fs.Duration("session-timeout", 0, "how long the group waits for a silent member before moving its partitions (default: the broker's)")
-	deadLetter := fs.String("dead-letter", "", "table (namespace.name, created when missing) for messages that are not rows of the table (bad JSON, a wrong type, a required field missing), with their bytes, reason and offset; without it such a message stops the sink (exit 65) at its offset")
+	deadLetter := fs.String("dead-letter", "", "table (namespace.name, created when missing) for messages that are not rows of the table (bad JSON or Avro, a wrong type, a required field missing), with their bytes, reason and offset; without it such a message stops the sink (exit 65) at its offset")
 	keep := fs.Int("keep-snapshots", sink.DefaultKeepSnapshots, "expire the table's snapshots beyond the last N (checked every 10 commits); 0: never expire")
 	key := fs.String("key", "", "keyed mode: a column identifying a message; a key the table holds is dropped as a duplicate")
 	rest, err := e.parse(fs, args)
@@ -45,8 +46,9 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if *brokers == "" || *topic == "" || *group == "" {
 		return fmt.Errorf("%w: -brokers, -topic and -group are required", errUsage)
 	}
-	if *format != "json" {
-		return fmt.Errorf("%w: -format %q: only json is supported", errUsage, *format)
+	decode, err := sinkFormat(*format, *avroSchemas, *avroSchema)
+	if err != nil {
+		return err
 	}
 	ident, err := e.ident()
 	if err != nil {
@@ -91,16 +93,40 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
-	if err != nil {
-		return err
-	}
 	err = kafka.Run(ctx, s, kafka.Config{
 		Brokers: strings.Split(*brokers, ","), Topic: *topic, Group: *group,
-		Decode: kafka.JSON(sc), Logger: log, SessionTimeout: *session,
+		Format: decode, Evolve: *evolve, Logger: log, SessionTimeout: *session,
 	})
 	if errors.Is(err, sink.ErrBadMessage) {
 		return fmt.Errorf("%w (the rows before it are committed; -dead-letter TABLE routes such messages to a table)", err)
 	}
 	return err
+}
+
+// sinkFormat is the message format the flags name.
+func sinkFormat(format, avroDir, avroFile string) (kafka.Format, error) {
+	switch format {
+	case "json":
+		if avroDir != "" || avroFile != "" {
+			return nil, fmt.Errorf("%w: -avro-schemas and -avro-schema need -format avro", errUsage)
+		}
+		return kafka.JSONFormat(), nil
+	case "avro":
+		switch {
+		case (avroDir == "") == (avroFile == ""):
+			return nil, fmt.Errorf("%w: -format avro needs one of -avro-schemas DIR (Confluent wire format) and -avro-schema FILE (bare datums)", errUsage)
+		case avroDir != "":
+			schemas, err := kafka.LoadAvroSchemas(avroDir)
+			if err != nil {
+				return nil, fmt.Errorf("%w: -avro-schemas: %w", errUsage, err)
+			}
+			return kafka.AvroConfluent(schemas), nil
+		}
+		w, err := kafka.LoadAvroSchema(avroFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: -avro-schema: %w", errUsage, err)
+		}
+		return kafka.Avro(w), nil
+	}
+	return nil, fmt.Errorf("%w: -format %q: json or avro", errUsage, format)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/icerun/icerun/commit"
@@ -26,7 +27,17 @@ type Decoder func(records []*kgo.Record) (Decoded, error)
 type Decoded struct {
 	Rows arrow.RecordBatch // one row per record not in Bad, in order
 	Bad  []Rejected        // by increasing Index
+	// NewColumns are fields of the records the schema lacks, with the
+	// type a column for them takes; only decoders made to evolve report
+	// them, and their values are not in Rows.
+	NewColumns []sink.Column
 }
+
+// Format makes the [Decoder] of rows of the table Arrow schema sc (the
+// table's schema as table.SchemaToArrowSchema makes it, with field ids).
+// With evolve, the decoder reports in [Decoded.NewColumns] the fields the
+// schema lacks. [JSONFormat], [Avro] and [AvroConfluent] are formats.
+type Format func(sc *arrow.Schema, evolve bool) (Decoder, error)
 
 // Rejected is a record a [Decoder] could not turn into a row: it goes to
 // [sink.Sink.Reject].
@@ -43,8 +54,16 @@ func sortRejected(bad []Rejected) {
 type Config struct {
 	Brokers []string
 	Topic   string
-	Group   string // the consumer group; used by this adapter only
-	Decode  Decoder
+	Group   string  // the consumer group; used by this adapter only
+	Decode  Decoder // or Format
+	// Format, used when Decode is nil, makes the decoder from the sink's
+	// table schema, and again whenever that schema changes.
+	Format Format
+	// Evolve (with Format) adds the columns the decoder reports new to the
+	// table ([sink.Sink.AddColumns]: the pending rows are committed first,
+	// then the schema change), then decodes the records again with the
+	// new schema. Without it, fields the table lacks are ignored.
+	Evolve bool
 	// MaxPollRecords bounds the records handled per poll (default 10,000).
 	MaxPollRecords int
 	// SessionTimeout is how long the group waits for a silent member
@@ -66,15 +85,19 @@ var ErrConfig = errors.New("kafka: bad config")
 // Run consumes cfg.Topic into s until ctx ends, then commits what is
 // pending (a graceful stop: SIGTERM cancels ctx) and leaves the group. It
 // returns nil after a graceful stop, or the first error the sink cannot
-// recover from (a conflict, a fenced commit or a key another sink
-// committed is recovered: the sink starts again from the table's
-// positions and the source is sought there). A record the decoder rejects
+// recover from (a conflict, a fenced commit, a key another sink
+// committed or a schema another writer changed under the pending rows
+// is recovered: the sink starts again from the table's positions and the
+// source is sought there). A record the decoder rejects
 // goes to [sink.Sink.Reject]: to the sink's dead-letter table, or, without
 // one, it stops Run with a *sink.BadMessageError after committing the
 // rows before it.
 func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
-	if len(cfg.Brokers) == 0 || cfg.Topic == "" || cfg.Group == "" || cfg.Decode == nil || s == nil {
+	if len(cfg.Brokers) == 0 || cfg.Topic == "" || cfg.Group == "" || (cfg.Decode == nil && cfg.Format == nil) || s == nil {
 		return fmt.Errorf("%w: brokers, topic, group, decoder and sink are required", ErrConfig)
+	}
+	if cfg.Evolve && cfg.Format == nil {
+		return fmt.Errorf("%w: Evolve needs a Format", ErrConfig)
 	}
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 10_000
@@ -132,6 +155,9 @@ type consumer struct {
 	// discards its fetches and seeks every kept partition back to the
 	// table's positions before it writes again.
 	stale bool
+	dec   Decoder // made by cfg.Format for the schema decSchema
+	// decSchema is the table schema id dec was made for.
+	decSchema int
 }
 
 func (c *consumer) sp(p int32) sink.SourcePartition {
@@ -224,7 +250,7 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 	if werr == nil {
 		return nil
 	}
-	if errors.Is(werr, sink.ErrFenced) || errors.Is(werr, sink.ErrKeyCommitted) || errors.Is(werr, commit.ErrConflict) {
+	if errors.Is(werr, sink.ErrFenced) || errors.Is(werr, sink.ErrKeyCommitted) || errors.Is(werr, commit.ErrConflict) || errors.Is(werr, sink.ErrSchemaChanged) {
 		c.log.Warn("kafka sink: commit lost; resuming from the table", slog.Any("error", werr))
 		return c.reseek(ctx)
 	}
@@ -236,7 +262,15 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 // is a record whose row the table cannot hold (a *sink.RowError of Write):
 // one bad message never stops the stream.
 func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) error {
-	d, err := c.cfg.Decode(recs)
+	d, err := c.decode(recs)
+	if err == nil && len(d.NewColumns) > 0 && c.cfg.Evolve {
+		d.Rows.Release()
+		c.log.Info("kafka sink: new fields", slog.Any("columns", d.NewColumns))
+		if err := c.s.AddColumns(ctx, d.NewColumns...); err != nil {
+			return err
+		}
+		d, err = c.decode(recs) // for the new schema
+	}
 	if err != nil {
 		return fmt.Errorf("kafka: decode %s/%d offsets %d..%d: %w", c.cfg.Topic, part, recs[0].Offset, recs[len(recs)-1].Offset, err)
 	}
@@ -310,4 +344,25 @@ func (c *consumer) reseek(ctx context.Context) error {
 	}
 	c.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{c.cfg.Topic: set})
 	return nil
+}
+
+// decode decodes recs with cfg.Decode, or with cfg.Format's decoder for
+// the sink's current table schema.
+func (c *consumer) decode(recs []*kgo.Record) (Decoded, error) {
+	if c.cfg.Format == nil {
+		return c.cfg.Decode(recs)
+	}
+	sch := c.s.Table().Schema()
+	if c.dec == nil || c.decSchema != sch.ID {
+		sc, err := icetable.SchemaToArrowSchema(sch, nil, true, false)
+		if err != nil {
+			return Decoded{}, err
+		}
+		dec, err := c.cfg.Format(sc, c.cfg.Evolve)
+		if err != nil {
+			return Decoded{}, err
+		}
+		c.dec, c.decSchema = dec, sch.ID
+	}
+	return c.dec(recs)
 }

@@ -10,6 +10,12 @@
 // the sink commits what it holds of the partitions. The adapter never
 // commits offsets to the broker: give it a group of its own.
 //
+// Messages are decoded by a [Format]: [JSONFormat], [Avro] (bare Avro
+// datums with one writer schema) or [AvroConfluent] (the Confluent wire
+// format, writer schemas by id from .avsc files: no schema registry
+// client). With [Config.Evolve] a field the table lacks becomes an
+// optional column ([sink.Sink.AddColumns]) before the rows that carry it.
+//
 // Keeping this package apart from package sink means a program that does
 // not read Kafka never links a Kafka client.
 package kafka

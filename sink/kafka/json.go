@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -21,18 +22,40 @@ import (
 // columns.
 //
 // Values: what Arrow's JSON reader takes for each type, and for a
-// top-level timestamp column also RFC 3339 text with a zone ("Z" or an
-// offset) and up to nine fractional digits, truncated to the column's
-// unit; a timestamp without time zone stores the instant's UTC wall
-// clock. Timestamps also take integers in the column's unit and, without
+// timestamp (a column, or a field at any depth of a struct, list or map
+// column) also RFC 3339 text with a zone ("Z" or an offset) and up to
+// nine fractional digits, truncated to the column's unit; a timestamp
+// without time zone stores the instant's UTC wall clock. Timestamps also take integers in the column's unit and, without
 // a zone, zone-less text; dates take YYYY-MM-DD or days since the epoch.
 //
 // A record that is not a JSON object, whose value does not parse as its
 // column's type, or that lacks a required (non-nullable) field or has it
 // null, is not a row: it is returned in [Decoded.Bad] with the reason.
 func JSON(sc *arrow.Schema) Decoder {
-	d := &jsonDecoder{sc: sc, times: map[string]*arrow.TimestampType{}}
+	return newJSONDecoder(sc, false).decode
+}
+
+// JSONFormat is the [Format] of [JSON] messages. With evolve, a field the
+// schema lacks is reported as a new column of the type its values take:
+// an integral number long, another number double, text string, true or
+// false boolean, an object a struct of its fields, an array a list of its
+// elements' type (long and double make double); a field that is null in
+// every message of the poll is not reported (it waits for a value).
+func JSONFormat() Format {
+	return func(sc *arrow.Schema, evolve bool) (Decoder, error) {
+		return newJSONDecoder(sc, evolve).decode, nil
+	}
+}
+
+func newJSONDecoder(sc *arrow.Schema, evolve bool) *jsonDecoder {
+	d := &jsonDecoder{sc: sc, times: map[string]*arrow.TimestampType{}, nestedTimes: map[string]arrow.DataType{}}
+	if evolve {
+		d.known = map[string]bool{}
+	}
 	for i, f := range sc.Fields() {
+		if d.known != nil {
+			d.known[f.Name] = true
+		}
 		if !f.Nullable {
 			d.required = append(d.required, i)
 		}
@@ -43,18 +66,44 @@ func JSON(sc *arrow.Schema) Decoder {
 			d.times[f.Name] = t
 			d.timeKeys = append(d.timeKeys, []byte(strconv.Quote(f.Name)))
 			d.timeUnits = append(d.timeUnits, t.Unit)
+		} else if hasTime(f.Type) {
+			d.nestedTimes[f.Name] = f.Type
 		}
 	}
-	return d.decode
+	return d
 }
 
 type jsonDecoder struct {
-	sc        *arrow.Schema
-	required  []int // columns
-	nested    []int // columns holding a struct with a required field (padMissing)
-	times     map[string]*arrow.TimestampType
-	timeKeys  [][]byte         // the timestamp columns' names, quoted
-	timeUnits []arrow.TimeUnit // their units
+	sc          *arrow.Schema
+	required    []int // columns
+	nested      []int // columns holding a struct with a required field (padMissing)
+	times       map[string]*arrow.TimestampType
+	timeKeys    [][]byte                  // the timestamp columns' names, quoted
+	timeUnits   []arrow.TimeUnit          // their units
+	nestedTimes map[string]arrow.DataType // columns holding timestamps deeper
+	known       map[string]bool           // the columns' names; nil unless evolving
+}
+
+// normalize rewrites the RFC 3339 text of a message's timestamps to
+// integers: top-level columns by splicing when it can, else by a full
+// parse, then the timestamps inside other columns.
+func (d *jsonDecoder) normalize(v []byte, splice bool) ([]byte, error) {
+	spliced, ok := v, false
+	if splice {
+		spliced, ok = d.spliceTimes(v)
+	}
+	if ok {
+		v = spliced
+	} else {
+		var err error
+		if v, err = d.rewriteTimes(v); err != nil {
+			return nil, err
+		}
+	}
+	if len(d.nestedTimes) == 0 {
+		return v, nil
+	}
+	return d.rewriteNested(v)
 }
 
 // decode builds the batch in one pass when every record decodes (the
@@ -71,14 +120,10 @@ func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 			bad = append(bad, Rejected{Index: i, Reason: errNotObject.Error()})
 			continue
 		}
-		if spliced, ok := d.spliceTimes(v); ok {
-			v = spliced
-		} else {
-			var err error
-			if v, err = d.rewriteTimes(v); err != nil {
-				bad = append(bad, Rejected{Index: i, Reason: err.Error()})
-				continue
-			}
+		v, err := d.normalize(v, true)
+		if err != nil {
+			bad = append(bad, Rejected{Index: i, Reason: err.Error()})
+			continue
 		}
 		values[i] = v
 		keep = append(keep, i)
@@ -87,7 +132,7 @@ func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 	if err != nil {
 		var kept []int
 		for _, i := range keep {
-			v, err := d.rewriteTimes(bytes.TrimSpace(recs[i].Value))
+			v, err := d.normalize(bytes.TrimSpace(recs[i].Value), false)
 			if err != nil {
 				bad = append(bad, Rejected{Index: i, Reason: err.Error()})
 				continue
@@ -119,9 +164,18 @@ func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 		if rows, err = d.build(values, kept); err != nil {
 			return Decoded{}, err
 		}
+		keep = kept
 	}
 	sortRejected(bad)
-	return Decoded{Rows: rows, Bad: bad}, nil
+	out := Decoded{Rows: rows, Bad: bad}
+	if d.known != nil { // the new fields of the rows, not of the rejects
+		news := &jsonNewFields{known: d.known, types: map[string]iceberg.Type{}}
+		for _, i := range keep {
+			news.add(values[i])
+		}
+		out.NewColumns = news.columns()
+	}
+	return out, nil
 }
 
 // build decodes values[idx] into one batch.

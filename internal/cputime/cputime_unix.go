@@ -1,15 +1,15 @@
 //go:build unix
 
-package sink_test
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time, user and system, that the process has used
-// so far: on a shared machine it varies less than the elapsed time.
-func processCPU() time.Duration {
+// Process is the CPU time, user and system, that the process has used so
+// far (0 when it cannot be read).
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
