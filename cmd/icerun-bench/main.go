@@ -35,6 +35,15 @@
 // 10M-row day (icerun only). The job is timed from the first read
 // of the input to the end of the commit; Spark's JVM start and session
 // creation are reported apart. Peak RSS is the whole process tree's.
+//
+// With -sink-peers it runs instead icerun's Kafka sink (the icerun sink
+// binary) beside Apache Iceberg's Kafka Connect sink (scripts/connect:
+// iceberg-kafka-connect 1.12.0 on Connect 4.1.1, standalone), each on a
+// fresh topic and a fresh table of the embedded SQLite catalog, at each
+// commit interval; see docs/streaming.md, "Against Kafka Connect":
+//
+//	scripts/integration kafka -- bash -c 'eval "$(scripts/connect)" && go run ./cmd/icerun-bench -sink-peers [-sink-rate 10000] [-sink-duration 10m] [-sink-intervals 1s,10s]'
+//	... -sink-peers -sink-backlog 1000000   # the drain rate of a full topic instead
 package main
 
 import (
@@ -71,11 +80,46 @@ func main() {
 	scenarios := flag.String("scenarios", "", "-peers: comma-separated subset of replace,dynamic,size,backfill,upsert,upsert10m,upsert10m-new (default all)")
 	enginesFlag := flag.String("engines", "", "-peers: comma-separated subset of icerun,raw,pyiceberg,spark-cow,spark-mor,pqarrow,pyarrow (default all)")
 	backfillFlag := flag.String("backfill", "400x10000", "-peers: days x rows per day of the backfill scenario")
+	sinkPeers := flag.Bool("sink-peers", false, "run icerun's Kafka sink beside Apache Iceberg's Kafka Connect sink instead; broker from $ICERUN_KAFKA_BROKERS, Connect from $ICERUN_CONNECT")
+	sinkDuration := flag.Duration("sink-duration", 10*time.Minute, "-sink-peers: how long each system is offered messages, at each interval")
+	sinkIntervals := flag.String("sink-intervals", "1s,10s", "-sink-peers: commit intervals, comma-separated")
+	sinkRate := flag.Int("sink-rate", 5000, "-sink-peers: offered messages/s (0: as fast as the producer goes)")
+	sinkParts := flag.Int("sink-partitions", 4, "-sink-peers: partitions of each trial's topic")
+	sinkSystems := flag.String("sink-systems", "icerun,connect", "-sink-peers: systems to run, in this order: icerun, connect")
+	sinkTasks := flag.Int("connect-tasks", 1, "-sink-peers: Kafka Connect's tasks.max")
+	sinkBacklog := flag.Int64("sink-backlog", 0, "-sink-peers: instead of offering messages at -sink-rate, fill each trial's topic with this many before the sink starts (the drain rate)")
+	workerProps := flag.String("connect-worker", "", "-sink-peers: more Kafka Connect worker properties, key=value,... (e.g. offset.flush.interval.ms=1000)")
+	sinkBin := flag.String("icerun", "", "-sink-peers: the icerun binary (default: go build ./cmd/icerun)")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
 	flag.Parse()
 	if *prep != "" || *run != "" {
 		if err := stepChild(context.Background(), *prep+*run, *prep != ""); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *sinkPeers {
+		cfg := sinkConfig{brokers: os.Getenv("ICERUN_KAFKA_BROKERS"), connect: os.Getenv("ICERUN_CONNECT"), icerun: *sinkBin,
+			duration: *sinkDuration, rate: *sinkRate, partitions: int32(*sinkParts),
+			systems: strings.Split(*sinkSystems, ","), tasks: *sinkTasks, backlog: *sinkBacklog}
+		if *workerProps != "" {
+			cfg.workerProps = strings.Split(*workerProps, ",")
+		}
+		for _, f := range strings.Split(*sinkIntervals, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "icerun-bench: -sink-intervals:", err)
+				os.Exit(2)
+			}
+			cfg.intervals = append(cfg.intervals, d)
+		}
+		if cfg.brokers == "" {
+			fmt.Fprintln(os.Stderr, "icerun-bench: -sink-peers needs ICERUN_KAFKA_BROKERS: run under scripts/integration kafka")
+			os.Exit(2)
+		}
+		if err := runSinkPeers(cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
 			os.Exit(1)
 		}
