@@ -48,7 +48,7 @@ func JSONFormat() Format {
 }
 
 func newJSONDecoder(sc *arrow.Schema, evolve bool) *jsonDecoder {
-	d := &jsonDecoder{sc: sc, times: map[string]*arrow.TimestampType{}, nestedTimes: map[string]arrow.DataType{}}
+	d := &jsonDecoder{sc: sc, times: map[string]arrow.DataType{}, nestedTimes: map[string]arrow.DataType{}}
 	if evolve {
 		d.known = map[string]bool{}
 	}
@@ -67,6 +67,7 @@ func newJSONDecoder(sc *arrow.Schema, evolve bool) *jsonDecoder {
 			d.timeKeys = append(d.timeKeys, []byte(strconv.Quote(f.Name)))
 			d.timeUnits = append(d.timeUnits, t.Unit)
 		} else if hasTime(f.Type) {
+			d.times[f.Name] = f.Type
 			d.nestedTimes[f.Name] = f.Type
 		}
 	}
@@ -75,9 +76,9 @@ func newJSONDecoder(sc *arrow.Schema, evolve bool) *jsonDecoder {
 
 type jsonDecoder struct {
 	sc          *arrow.Schema
-	required    []int // columns
-	nested      []int // columns holding a struct with a required field (padMissing)
-	times       map[string]*arrow.TimestampType
+	required    []int                     // columns
+	nested      []int                     // columns holding a struct with a required field (padMissing)
+	times       map[string]arrow.DataType // columns holding timestamps, at the top or deeper
 	timeKeys    [][]byte                  // the timestamp columns' names, quoted
 	timeUnits   []arrow.TimeUnit          // their units
 	nestedTimes map[string]arrow.DataType // columns holding timestamps deeper
@@ -92,18 +93,14 @@ func (d *jsonDecoder) normalize(v []byte, splice bool) ([]byte, error) {
 	if splice {
 		spliced, ok = d.spliceTimes(v)
 	}
+	cols := d.times
 	if ok {
-		v = spliced
-	} else {
-		var err error
-		if v, err = d.rewriteTimes(v); err != nil {
-			return nil, err
-		}
+		v, cols = spliced, d.nestedTimes
 	}
-	if len(d.nestedTimes) == 0 {
+	if len(cols) == 0 {
 		return v, nil
 	}
-	return d.rewriteNested(v)
+	return rewriteTimes(v, cols)
 }
 
 // decode builds the batch in one pass when every record decodes (the
@@ -301,39 +298,6 @@ func (d *jsonDecoder) spliceTimes(raw []byte) ([]byte, bool) {
 		}
 	}
 	return out, true
-}
-
-// rewriteTimes rewrites the RFC 3339 text of raw's timestamp columns to
-// integers in their column's unit.
-func (d *jsonDecoder) rewriteTimes(raw []byte) ([]byte, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, fmt.Errorf("%w: %w", errNotObject, err)
-	}
-	if obj == nil {
-		return nil, errNotObject
-	}
-	changed := false
-	for name, typ := range d.times {
-		v, ok := obj[name]
-		if !ok || len(v) == 0 || v[0] != '"' {
-			continue
-		}
-		var text string
-		if err := json.Unmarshal(v, &text); err != nil {
-			return nil, fmt.Errorf("field %q: %w", name, err)
-		}
-		t, ok := parseRFC3339(text)
-		if !ok {
-			continue // zone-less text or digits: Arrow's reader decides
-		}
-		obj[name] = json.RawMessage(strconv.FormatInt(inUnit(t, typ.Unit), 10))
-		changed = true
-	}
-	if !changed {
-		return raw, nil
-	}
-	return json.Marshal(obj)
 }
 
 // parseRFC3339 parses an RFC 3339 timestamp with a zone; a space for the

@@ -28,9 +28,10 @@ func hasTime(t arrow.DataType) bool {
 	return false
 }
 
-// rewriteNested rewrites the RFC 3339 text of the timestamps inside raw's
-// struct, list and map columns (d.nestedTimes) to integers in their unit.
-func (d *jsonDecoder) rewriteNested(raw []byte) ([]byte, error) {
+// rewriteTimes rewrites the RFC 3339 text of the timestamps in raw's
+// columns cols (timestamps, or structs, lists and maps holding them) to
+// integers in their unit.
+func rewriteTimes(raw []byte, cols map[string]arrow.DataType) ([]byte, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotObject, err)
@@ -39,7 +40,7 @@ func (d *jsonDecoder) rewriteNested(raw []byte) ([]byte, error) {
 		return nil, errNotObject
 	}
 	changed := false
-	for name, t := range d.nestedTimes {
+	for name, t := range cols {
 		v, ok := obj[name]
 		if !ok {
 			continue
