@@ -11,7 +11,6 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/examples/orderdata"
-	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/internal/cputime"
 	"github.com/icerun/icerun/table"
 )
@@ -38,22 +37,7 @@ func BenchmarkMergeOnReadReadSlowdown(b *testing.B) {
 			ctx := context.Background()
 			var base, after, compacted, upsertS, compactS float64
 			for b.Loop() {
-				cat, _ := catalogtest.New(b)
-				ident := catalogtest.CreateTable(b, cat, "fact_orders", orderdata.Schema, orderdata.Spec,
-					iceberg.Properties{"format-version": format, table.PropertyUpsertMode: table.ModeMergeOnRead})
-				w, err := table.Open(ctx, cat, ident, table.WithCodeVersion("setup"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				key, err := w.Key("event_date=2026-07-14")
-				if err != nil {
-					b.Fatal(err)
-				}
-				rows := orderdata.Stream(day0, upsertBenchRows, 8192)
-				if _, err := w.ReplacePartition(ctx, key, rows); err != nil {
-					b.Fatal(err)
-				}
-				rows.Release()
+				cat, ident, w, key := benchDay(b, iceberg.Properties{"format-version": format, table.PropertyUpsertMode: table.ModeMergeOnRead})
 				scan := func() float64 { // the fastest of 5 scans: a scan is short, the machine noisy
 					best := 0.0
 					for i := range 5 {
@@ -142,22 +126,7 @@ func scanRows(b *testing.B, cat catalog.Catalog, ident icetable.Identifier) int6
 //	go test ./table -run '^$' -bench BenchmarkRowLineageCost -benchtime 3x
 func BenchmarkRowLineageCost(b *testing.B) {
 	ctx := context.Background()
-	cat, _ := catalogtest.New(b)
-	ident := catalogtest.CreateTable(b, cat, "fact_orders", orderdata.Schema, orderdata.Spec,
-		iceberg.Properties{"format-version": "3", table.PropertyUpsertMode: table.ModeMergeOnRead})
-	w, err := table.Open(ctx, cat, ident, table.WithCodeVersion("setup"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	key, err := w.Key("event_date=2026-07-14")
-	if err != nil {
-		b.Fatal(err)
-	}
-	rows := orderdata.Stream(day0, upsertBenchRows, 8192)
-	if _, err := w.ReplacePartition(ctx, key, rows); err != nil {
-		b.Fatal(err)
-	}
-	rows.Release()
+	cat, ident, w, key := benchDay(b, iceberg.Properties{"format-version": "3", table.PropertyUpsertMode: table.ModeMergeOnRead})
 	const mor, cow, compact = 0, 1, 2
 	var wall, cpu [3][2]time.Duration // step, dropped/kept
 	timed := func(step, v int, fn func() error) {

@@ -9,7 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+
 	"github.com/icerun/icerun/examples/orderdata"
+	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
 
@@ -28,21 +34,8 @@ const (
 func BenchmarkUpsert(b *testing.B) {
 	for _, mode := range []string{"replace-partition", "upsert-10k"} {
 		b.Run(mode, func(b *testing.B) {
-			cat, ident, _ := benchTable(b)
 			ctx := context.Background()
-			w, err := table.Open(ctx, cat, ident, table.WithCodeVersion("setup"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			key, err := w.Key("event_date=2026-07-14")
-			if err != nil {
-				b.Fatal(err)
-			}
-			rows := orderdata.Stream(day0, upsertBenchRows, 8192)
-			if _, err := w.ReplacePartition(ctx, key, rows); err != nil {
-				b.Fatal(err)
-			}
-			rows.Release()
+			cat, ident, _, key := benchDay(b, nil)
 			runtime.GC()
 			peak := startPeak()
 			i := 0
@@ -116,4 +109,28 @@ func startPeak() func() float64 {
 		defer mu.Unlock()
 		return float64(max)
 	}
+}
+
+// benchDay creates an orders table with props whose partition
+// event_date=2026-07-14 holds upsertBenchRows rows, and returns its
+// catalog, identifier, a writer and that key.
+func benchDay(b *testing.B, props iceberg.Properties) (catalog.Catalog, icetable.Identifier, *table.Writer, partition.Key) {
+	b.Helper()
+	ctx := context.Background()
+	cat, _ := catalogtest.New(b)
+	ident := catalogtest.CreateTable(b, cat, "fact_orders", orderdata.Schema, orderdata.Spec, props)
+	w, err := table.Open(ctx, cat, ident, table.WithCodeVersion("setup"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, err := w.Key("event_date=2026-07-14")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows := orderdata.Stream(day0, upsertBenchRows, 8192)
+	defer rows.Release()
+	if _, err := w.ReplacePartition(ctx, key, rows); err != nil {
+		b.Fatal(err)
+	}
+	return cat, ident, w, key
 }
