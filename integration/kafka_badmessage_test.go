@@ -15,11 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/icerun/icerun/catalogconfig"
 )
 
 // TestKafkaSinkBadMessage: without -dead-letter, `icerun sink` stops at a
@@ -40,29 +37,7 @@ func TestKafkaSinkBadMessage(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/icerun").CombinedOutput(); err != nil {
 		t.Fatalf("build icerun: %v\n%s", err, out)
 	}
-	wh := filepath.Join(dir, "warehouse")
-	cat, err := catalogconfig.OpenLocal(ctx, wh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ident := icetable.Identifier{"db", "events"}
-	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	sch := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 2, Name: "event_time", Type: iceberg.PrimitiveTypes.TimestampTz},
-	)
-	if _, err := cat.CreateTable(ctx, ident, sch); err != nil {
-		t.Fatal(err)
-	}
-	topic := fmt.Sprintf("bad-%d", time.Now().UnixNano())
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	createTopic(t, cl, topic, 1)
+	_, wh, ident, topic, cl := eventsTopic(t, brokers, "bad", 1)
 	var recs []*kgo.Record
 	for i := range 15 {
 		v := fmt.Sprintf(`{"id":"m%d","event_time":"2026-07-14T12:00:%02d.123456789+02:00"}`, i, i)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -93,29 +94,7 @@ func TestKafkaSinkEvolve(t *testing.T) {
 
 func kafkaEvolve(t *testing.T, bin, brokers string, format []string, msg func(id, region string) []byte, bad []byte) {
 	ctx := context.Background()
-	wh := filepath.Join(t.TempDir(), "warehouse")
-	cat, err := catalogconfig.OpenLocal(ctx, wh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ident := icetable.Identifier{"db", "events"}
-	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	sch := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 2, Name: "event_time", Type: iceberg.PrimitiveTypes.TimestampTz},
-	)
-	if _, err := cat.CreateTable(ctx, ident, sch); err != nil {
-		t.Fatal(err)
-	}
-	topic := fmt.Sprintf("evolve-%d", time.Now().UnixNano())
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	createTopic(t, cl, topic, 2)
+	cat, wh, ident, topic, cl := eventsTopic(t, brokers, "evolve", 2)
 	produce := func(recs ...*kgo.Record) {
 		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 			t.Fatal(err)
@@ -237,4 +216,38 @@ func grepLines(s string, subs ...string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// eventsTopic creates, for a test of `icerun sink`, a warehouse with the
+// table db.events (a required id string, event_time timestamptz) and a
+// fresh topic of partitions partitions named after prefix, and returns the
+// warehouse's catalog and folder, the table, the topic and a client
+// producing to it by partition (closed with the test).
+func eventsTopic(t *testing.T, brokers, prefix string, partitions int32) (catalog.Catalog, string, icetable.Identifier, string, *kgo.Client) {
+	t.Helper()
+	ctx := context.Background()
+	wh := filepath.Join(t.TempDir(), "warehouse")
+	cat, err := catalogconfig.OpenLocal(ctx, wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident := icetable.Identifier{"db", "events"}
+	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 2, Name: "event_time", Type: iceberg.PrimitiveTypes.TimestampTz},
+	)
+	if _, err := cat.CreateTable(ctx, ident, sch); err != nil {
+		t.Fatal(err)
+	}
+	topic := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	createTopic(t, cl, topic, partitions)
+	return cat, wh, ident, topic, cl
 }
