@@ -3,6 +3,7 @@ package snapshotcommit
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"testing"
 
@@ -21,10 +22,14 @@ func TestIsConflict(t *testing.T) {
 		errors.New("can't add snapshot with sequence number 5, must be > than last sequence number 5"),
 		errors.New("Cannot add snapshot with sequence number 5 older than last sequence number 5"),
 		fmt.Errorf("%w: first-row-id 40 is behind table next-row-id 50", icetable.ErrInvalidRowLineage),
+		// the current metadata.json pruned by other writers' commits before
+		// the catalog read it (delete-after-commit)
+		&fs.PathError{Op: "open", Path: "/w/db.db/t/metadata/00005-adc9d14a-818f-465f-bfff-68006f78aa28.metadata.json", Err: fs.ErrNotExist},
 	}
 	bad := []error{ // may have been applied: look for the token
 		errors.New("connection reset by peer"),
 		errors.New("database is locked"),
+		&fs.PathError{Op: "open", Path: "/w/db.db/t/data/x.parquet", Err: fs.ErrNotExist},
 	}
 	for _, err := range good {
 		if !IsConflict(err) {

@@ -2,6 +2,7 @@ package snapshotcommit
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
 
 	icetable "github.com/apache/iceberg-go/table"
@@ -22,7 +23,18 @@ import (
 func IsConflict(err error) bool {
 	// iceberg-go spells its requirement errors "requirement failed" and
 	// "Requirement failed"; either means the catalog checked and refused.
-	return errors.Is(err, errCommitFailed) || strings.Contains(strings.ToLower(err.Error()), "requirement failed") || movedByAnotherRef(err)
+	return errors.Is(err, errCommitFailed) || strings.Contains(strings.ToLower(err.Error()), "requirement failed") || movedByAnotherRef(err) || prunedUnderCommit(err)
+}
+
+// prunedUnderCommit reports whether err is the catalog failing to read the
+// metadata file it names as current: iceberg-go's SQL catalog reads the
+// table's row, then its metadata.json, before it applies anything, and
+// with write.metadata.delete-after-commit and a small
+// write.metadata.previous-versions-max (the backfill's metadata pruning)
+// other writers' commits can move the table past that file and delete it
+// in between. Nothing was applied; a new attempt reloads the table.
+func prunedUnderCommit(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) && strings.Contains(err.Error(), ".metadata.json")
 }
 
 // movedByAnotherRef reports whether err is the catalog refusing a new
