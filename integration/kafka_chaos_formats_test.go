@@ -102,12 +102,7 @@ func (c chaosConfig) bad(n int) string {
 func checkEvolved(t *testing.T, cc chaosCatalog, ident icetable.Identifier, cfg chaosConfig) int {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := cc.open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeCatalog(cat)
-	tbl, err := cat.LoadTable(ctx, ident)
+	tbl, err := loadChaosTable(t, cc, ident)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,12 +148,7 @@ func readLateRows(t *testing.T, cc chaosCatalog, ident icetable.Identifier, spac
 func scanChaos(t *testing.T, cc chaosCatalog, ident icetable.Identifier, spacing time.Duration, side bool) []chaosRow {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := cc.open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeCatalog(cat)
-	tbl, err := cat.LoadTable(ctx, ident)
+	tbl, err := loadChaosTable(t, cc, ident)
 	if side && errors.Is(err, catalog.ErrNoSuchTable) {
 		return nil
 	}
@@ -197,12 +192,7 @@ func scanChaos(t *testing.T, cc chaosCatalog, ident icetable.Identifier, spacing
 func filesPerDay(t *testing.T, cc chaosCatalog, ident icetable.Identifier) string {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := cc.open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeCatalog(cat)
-	tbl, err := cat.LoadTable(ctx, ident)
+	tbl, err := loadChaosTable(t, cc, ident)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,13 +217,8 @@ func filesPerDay(t *testing.T, cc chaosCatalog, ident icetable.Identifier) strin
 func checkDeadLetters(t *testing.T, cc chaosCatalog, ident icetable.Identifier, bad map[string]bool) chaosDiff {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := cc.open(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeCatalog(cat)
 	count := map[string]int{}
-	tbl, err := cat.LoadTable(ctx, ident)
+	tbl, err := loadChaosTable(t, cc, ident)
 	if err != nil && !errors.Is(err, catalog.ErrNoSuchTable) {
 		t.Fatal(err)
 	}
@@ -275,4 +260,17 @@ func checkDeadLetters(t *testing.T, cc chaosCatalog, ident icetable.Identifier, 
 		d.extra += n
 	}
 	return d
+}
+
+// loadChaosTable loads ident through a catalog opened from cc, which is
+// closed when the test ends.
+func loadChaosTable(t *testing.T, cc chaosCatalog, ident icetable.Identifier) (*icetable.Table, error) {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := cc.open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeCatalog(cat) })
+	return cat.LoadTable(ctx, ident)
 }
