@@ -220,6 +220,8 @@ func readKeys(ctx context.Context, tbl *icetable.Table, keys array.RecordReader,
 // arrow's compute engine on the filter converted to Substrait (as
 // iceberg-go's scan filters rows).
 type filterMatcher struct {
+	tbl    *icetable.Table
+	bound  iceberg.BooleanExpression
 	schema *iceberg.Schema
 	ctx    func(context.Context) context.Context
 	eval   func(ctx context.Context, rec arrow.RecordBatch) (compute.Datum, error)
@@ -232,6 +234,8 @@ func newFilterMatcher(tbl *icetable.Table, bound iceberg.BooleanExpression) (*fi
 		return nil, err
 	}
 	return &filterMatcher{
+		tbl:    tbl,
+		bound:  bound,
 		schema: sc,
 		ctx: func(ctx context.Context) context.Context {
 			return exprs.WithExtensionIDSet(ctx, exprs.NewExtensionSetDefault(*reg))
@@ -290,4 +294,14 @@ func snapshotID(tbl *icetable.Table) int64 {
 // fingerprintText is a short hash of s.
 func fingerprintText(s string) string {
 	return changeFingerprint("", nil, map[string]fingerprint.Hash{s: {}})[1:]
+}
+
+// fork returns a matcher of its own converted expression: nothing is
+// shared between the goroutines that evaluate them.
+func (m *filterMatcher) fork() rowMatcher {
+	f, err := newFilterMatcher(m.tbl, m.bound)
+	if err != nil {
+		return m // converted once already: cannot fail
+	}
+	return f
 }

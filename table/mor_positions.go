@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -42,6 +44,9 @@ type rowMatcher interface {
 	// encoded key when the matcher picks by key (else nil; hit must not
 	// keep it).
 	match(ctx context.Context, rec arrow.RecordBatch, hit func(row int, key []byte)) error
+	// fork returns a matcher that picks the same rows and may run on
+	// another goroutine beside this one.
+	fork() rowMatcher
 }
 
 // keyMatcher picks the rows whose encoded key is in keys. With a
@@ -51,7 +56,12 @@ type keyMatcher struct {
 	schema *iceberg.Schema // the key columns
 	enc    *recordid.Encoder
 	keys   map[string]struct{}
-	buf    []byte
+	filter *keyFilter // keys, to turn most other rows away without a lookup
+	// firstInts, when not nil, holds the first key column's values of
+	// every key (from rng, when that column is an integer, date, time or
+	// timestamp): a row whose value it turns away is not encoded at all.
+	firstInts *keyFilter
+	buf       []byte
 	rng    *keyRange // nil: every file is read
 	first  int       // field id of the first key column
 }
@@ -65,14 +75,22 @@ func newKeyMatcher(tbl *icetable.Table, keyColumns []string, keys map[string]str
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
-	m := &keyMatcher{schema: ks, enc: enc, keys: keys}
+	m := &keyMatcher{schema: ks, enc: enc, keys: keys, filter: newKeyFilter(keys)}
 	if f, ok := tbl.Schema().FindFieldByName(keyColumns[0]); ok && rng.prunes() {
 		m.rng, m.first = rng, f.ID
+		if len(rng.ints) > 0 {
+			m.firstInts = newIntFilter(rng.ints)
+		}
 	}
 	return m, nil
 }
 
 func (m *keyMatcher) readSchema() *iceberg.Schema { return m.schema }
+
+func (m *keyMatcher) fork() rowMatcher {
+	enc, _ := recordid.NewEncoder(m.enc.Columns()...) // the same columns: cannot fail
+	return &keyMatcher{schema: m.schema, enc: enc, keys: m.keys, filter: m.filter, firstInts: m.firstInts, rng: m.rng, first: m.first}
+}
 
 func (m *keyMatcher) mayHold(f iceberg.DataFile) bool {
 	return m.rng == nil || m.rng.mayHold(f, m.first)
@@ -82,8 +100,20 @@ func (m *keyMatcher) match(_ context.Context, rec arrow.RecordBatch, hit func(ro
 	if err := m.enc.Bind(rec); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 	}
+	var first func(int) int64
+	if m.firstInts != nil {
+		if idx := rec.Schema().FieldIndices(m.rng.column); len(idx) == 1 {
+			first = intValues(rec.Column(idx[0]))
+		}
+	}
 	for row := range int(rec.NumRows()) {
+		if first != nil && !m.firstInts.mayHoldInt(first(row)) {
+			continue
+		}
 		m.buf = m.enc.Append(m.buf[:0], row)
+		if !m.filter.mayHold(m.buf) {
+			continue
+		}
 		if _, ok := m.keys[string(m.buf)]; ok {
 			hit(row, m.buf)
 		}
@@ -99,6 +129,7 @@ type locator struct {
 	tbl        *icetable.Table
 	fsys       iceio.IO
 	m          rowMatcher
+	mu         sync.Mutex                    // guards posDeletes
 	posDeletes map[string]map[string][]int64 // position delete file -> data file -> positions
 	// rowIDs, when not nil, gets the current _row_id of each live row the
 	// matcher picks by key, by encoded key (the first found when a key has
@@ -116,25 +147,88 @@ func newLocator(ctx context.Context, tbl *icetable.Table, m rowMatcher) (*locato
 
 // locate returns, for each of tasks (the data files of one partition),
 // the live positions its matcher picks. Files without a hit are left out.
+// Files are read in parallel, up to GOMAXPROCS at a time (each file
+// reads on one goroutine); the result is the same as reading them one
+// after the other in task order.
 func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask) ([]located, error) {
-	var out []located
-	for _, t := range tasks {
+	var todo []int
+	for i, t := range tasks {
 		if len(t.EqualityDeleteFiles) > 0 {
 			return nil, errEqualityDeletes
 		}
-		if !l.m.mayHold(t.File) {
-			continue
+		if l.m.mayHold(t.File) {
+			todo = append(todo, i)
 		}
-		existing, err := l.deleted(t)
-		if err != nil {
+	}
+	type fileResult struct {
+		hit    []int64
+		exist  *dv.RoaringPositionBitmap
+		rowIDs map[string]int64
+		done   bool
+		err    error
+	}
+	res := make([]fileResult, len(tasks))
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(todo), runtime.GOMAXPROCS(0)) {
+		m := l.m.fork()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r := &res[i]
+				if r.exist, r.err = l.deleted(tasks[i]); r.err == nil {
+					r.hit, r.rowIDs, r.err = l.scan(ctx, m, tasks[i], r.exist)
+					if r.err != nil {
+						r.err = fmt.Errorf("data file %s: %w", tasks[i].File.FilePath(), r.err)
+					}
+				}
+				r.done = true
+				if r.err != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+feed:
+	for _, i := range todo {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	// The first error in task order that is not a cancellation another
+	// file's error caused; a file left unread means the caller cancelled.
+	var first error
+	for _, i := range todo {
+		switch err := res[i].err; {
+		case err != nil && !errors.Is(err, context.Canceled):
 			return nil, err
+		case err != nil && first == nil:
+			first = err
+		case err == nil && !res[i].done && first == nil:
+			first = context.Cause(parent)
 		}
-		hit, err := l.scan(ctx, t, existing)
-		if err != nil {
-			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
+	}
+	if first != nil {
+		return nil, first
+	}
+	var out []located
+	for _, i := range todo {
+		r := res[i]
+		for key, id := range r.rowIDs {
+			if _, seen := l.rowIDs[key]; !seen {
+				l.rowIDs[key] = id // the first file's in task order, as read one by one
+			}
 		}
-		if len(hit) > 0 {
-			out = append(out, located{task: t, existing: existing, hit: hit})
+		if len(r.hit) > 0 {
+			out = append(out, located{task: tasks[i], existing: r.exist, hit: r.hit})
 		}
 	}
 	return out, nil
@@ -174,6 +268,8 @@ func (l *locator) deleted(t icetable.FileScanTask) (*dv.RoaringPositionBitmap, e
 // positionDeletes reads a position delete file (Parquet: file_path, pos),
 // once per locator.
 func (l *locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if m, ok := l.posDeletes[f.FilePath()]; ok {
 		return m, nil
 	}
@@ -224,10 +320,10 @@ func (l *locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error
 // that the matcher picks; with rowIDs, it also notes their _row_id: read
 // from the file when it may hold explicit ones, else inherited, its
 // first_row_id plus the position.
-func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *dv.RoaringPositionBitmap) ([]int64, error) {
+func (l *locator) scan(ctx context.Context, m rowMatcher, t icetable.FileScanTask, existing *dv.RoaringPositionBitmap) ([]int64, map[string]int64, error) {
 	f := t.File
 	task := icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
-	read := l.m.readSchema()
+	read := m.readSchema()
 	names := make([]string, 0, len(read.Fields())+1)
 	for _, fld := range read.Fields() {
 		names = append(names, fld.Name)
@@ -235,18 +331,22 @@ func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *d
 	// The file's own _row_id values, nulls included: the task has no
 	// first_row_id, so iceberg-go does not fill in every row's inherited
 	// id; only the picked rows' are worked out, below.
-	readIDs := l.rowIDs != nil && mayHoldRowIDs(l.tbl.Schema(), f)
+	var rowIDs map[string]int64
+	if l.rowIDs != nil {
+		rowIDs = map[string]int64{}
+	}
+	readIDs := rowIDs != nil && mayHoldRowIDs(l.tbl.Schema(), f)
 	if readIDs {
 		names = append(names, iceberg.RowIDColumnName)
 	}
 	sc, batches, err := l.tbl.Scan(icetable.WithSelectedFields(names...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).
 		ReadTasks(ctx, []icetable.FileScanTask{task})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, err := schema.Resolve(sc, read, l.tbl.NameMapping(), schema.IgnoreUnknown)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var (
 		hit []int64
@@ -254,33 +354,33 @@ func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *d
 	)
 	for raw, err := range batches {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var ids *array.Int64
 		if readIDs {
 			if ids, err = explicitRowIDs(raw); err != nil {
 				raw.Release()
-				return nil, err
+				return nil, nil, err
 			}
 			ids.Retain()
 		}
 		rec, err := res.Apply(ctx, raw)
 		raw.Release()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		first := pos
-		err = l.m.match(ctx, rec, func(row int, key []byte) {
+		err = m.match(ctx, rec, func(row int, key []byte) {
 			p := first + int64(row)
 			if existing.Contains(uint64(p)) {
 				return
 			}
 			hit = append(hit, p)
-			if _, seen := l.rowIDs[string(key)]; l.rowIDs != nil && key != nil && !seen {
+			if _, seen := rowIDs[string(key)]; rowIDs != nil && key != nil && !seen {
 				if ids != nil && ids.IsValid(row) {
-					l.rowIDs[string(key)] = ids.Value(row)
+					rowIDs[string(key)] = ids.Value(row)
 				} else {
-					l.rowIDs[string(key)] = *t.FirstRowID + p // inherited
+					rowIDs[string(key)] = *t.FirstRowID + p // inherited
 				}
 			}
 		})
@@ -290,11 +390,11 @@ func (l *locator) scan(ctx context.Context, t icetable.FileScanTask, existing *d
 		pos += rec.NumRows()
 		rec.Release()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if pos != f.Count() {
-		return nil, fmt.Errorf("read %d rows, the manifest says %d: positions would be wrong", pos, f.Count())
+		return nil, nil, fmt.Errorf("read %d rows, the manifest says %d: positions would be wrong", pos, f.Count())
 	}
-	return hit, nil
+	return hit, rowIDs, nil
 }
