@@ -62,8 +62,8 @@ type keyMatcher struct {
 	// timestamp): a row whose value it turns away is not encoded at all.
 	firstInts *keyFilter
 	buf       []byte
-	rng    *keyRange // nil: every file is read
-	first  int       // field id of the first key column
+	rng       *keyRange // nil: every file is read
+	first     int       // field id of the first key column
 }
 
 func newKeyMatcher(tbl *icetable.Table, keyColumns []string, keys map[string]struct{}, rng *keyRange) (*keyMatcher, error) {
