@@ -51,7 +51,15 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		}
 		files = f
 	}
-	var merged marks
+	var (
+		merged  marks
+		planned *icetable.Table // the state the last attempt planned on
+		base    *icetable.Table
+	)
+	if s.planOnLast {
+		base = s.tbl
+	}
+	lastSnap := snapshotID(s.tbl)
 	token := uuid.NewString()
 	res, err := snapshotcommit.Append(ctx, s.cat, snapshotcommit.AppendRequest{
 		Op:        "sink: append " + s.name,
@@ -63,7 +71,9 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		Token:     token,
 		Policy:    s.cfg.policy,
 		Lock:      s.cfg.lock,
+		Base:      base,
 		Summary: func(tbl *icetable.Table) (iceberg.Properties, error) {
+			planned = tbl
 			m, err := s.positions(tbl)
 			if err != nil {
 				return nil, err
@@ -82,6 +92,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		},
 		Committed: func(tbl *icetable.Table) { s.tbl = tbl },
 	})
+	s.planOnLast = err == nil && res.Attempts == 1 && planned != nil && snapshotID(planned) == lastSnap
 	if err != nil {
 		var unknown *commit.UnknownOutcomeError
 		if !errors.As(err, &unknown) {
@@ -128,4 +139,12 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// snapshotID is the id of tbl's current snapshot (0: none).
+func snapshotID(tbl *icetable.Table) int64 {
+	if s := tbl.CurrentSnapshot(); s != nil {
+		return s.SnapshotID
+	}
+	return 0
 }

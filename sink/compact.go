@@ -169,6 +169,7 @@ func (s *Sink) compactClosed(ctx context.Context) error {
 		if _, err := s.compact(ctx, k); err != nil {
 			return err
 		}
+		s.planOnLast = false // the compaction committed past s.tbl
 		delete(s.open, k)
 		if s.keys != nil {
 			s.keys.close(k)

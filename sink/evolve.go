@@ -107,6 +107,7 @@ func (s *Sink) adopt(tbl *icetable.Table) error {
 		return fmt.Errorf("sink: %s: %w", s.name, err)
 	}
 	s.tbl, s.spec, s.res, s.resIn = tbl, spec, nil, nil
+	s.planOnLast = false
 	return nil
 }
 

@@ -37,7 +37,12 @@ type Sink struct {
 	cfg   config
 
 	tbl       *icetable.Table
-	spec      *partition.Spec
+	// planOnLast: when this sink's last commit was planned, the table was
+	// as the commit before it had left it (no other writer in between),
+	// so the next commit plans on tbl instead of loading the table first;
+	// a conflict then costs one attempt, retried at once on a fresh load.
+	planOnLast bool
+	spec       *partition.Spec
 	committed marks
 	pending   marks
 

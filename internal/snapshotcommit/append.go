@@ -27,6 +27,10 @@ type AppendRequest struct {
 	Token     string // unique per call; recorded as SummaryCommitToken
 	Policy    commit.Policy
 	Lock      commit.Locker // held around every attempt, as [Request].Lock
+	// Base, when set, is the table state the first attempt plans on
+	// instead of loading the table (as [Request].Base): the caller's
+	// last committed state, when it expects no other writer in between.
+	Base *icetable.Table
 	// Summary, when set, returns the summary properties of the snapshot,
 	// computed on every attempt from the table state it commits on (a
 	// streaming sink merges its source positions into the ones the
@@ -57,6 +61,7 @@ func Append(ctx context.Context, cat catalog.Catalog, ar AppendRequest) (commit.
 	req := &Request{
 		Op: ar.Op, Ident: ar.Ident, TableUUID: ar.TableUUID, Spec: ar.Spec, SchemaID: ar.SchemaID,
 		Token: ar.Token, Policy: ar.Policy, Lock: ar.Lock, Committed: ar.Committed, Attempted: ar.Attempted,
+		Base: ar.Base,
 		Parts: []Part{{Files: ar.Files}}, // for the paths an unknown outcome reports
 	}
 	var res commit.Result
