@@ -28,8 +28,10 @@ type Decoded struct {
 	Rows arrow.RecordBatch // one row per record not in Bad, in order
 	Bad  []Rejected        // by increasing Index
 	// NewColumns are fields of the records the schema lacks, with the
-	// type a column for them takes; only decoders made to evolve report
-	// them, and their values are not in Rows.
+	// type a column for them takes, and, for a struct column (or a list
+	// or map of structs) whose values have fields it lacks, the column
+	// with a type of only those fields; only decoders made to evolve
+	// report them, and their values are not in Rows.
 	NewColumns []sink.Column
 }
 
@@ -59,7 +61,8 @@ type Config struct {
 	// Format, used when Decode is nil, makes the decoder from the sink's
 	// table schema, and again whenever that schema changes.
 	Format Format
-	// Evolve (with Format) adds the columns the decoder reports new to the
+	// Evolve (with Format) adds the columns and the fields of struct
+	// columns the decoder reports new to the
 	// table ([sink.Sink.AddColumns]: the pending rows are committed first,
 	// then the schema change), then decodes the records again with the
 	// new schema. Without it, fields the table lacks are ignored.
