@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/hamba/avro/v2"
@@ -186,5 +187,26 @@ func TestAvroNewNestedFieldsIntoTable(t *testing.T) {
 		if got[name] != want {
 			t.Errorf("%s = %s, want %s", name, got[name], want)
 		}
+	}
+}
+
+// A writer's nested field mapped to a struct field by its field-id is
+// not new under its own name: only the fields the decoder cannot map are.
+func TestAvroNestedFieldByIDIsNotNew(t *testing.T) {
+	sc, err := icetable.SchemaToArrowSchema(nestedIceberg(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := avro.MustParse(`{"type":"record","name":"R","fields":[
+ {"name":"id","type":"string"},
+ {"name":"addr","type":{"type":"record","name":"Addr","fields":[{"name":"town","type":"string","field-id":3},{"name":"zip","type":"int"}]}}
+]}`)
+	d := avroDecode(t, Avro(w), sc, true, mustAvro(t, w, map[string]any{"id": "a", "addr": map[string]any{"town": "Lyon", "zip": 69001}}))
+	if len(d.NewColumns) != 1 || d.NewColumns[0].Name != "addr" || fieldIDs.ReplaceAllString(d.NewColumns[0].Type.String(), "") != "struct<zip: optional int>" {
+		t.Errorf("new columns %v, want addr.zip only", d.NewColumns)
+	}
+	addr := d.Rows.Column(1).(*array.Struct)
+	if got := addr.Field(0).ValueStr(0); got != "Lyon" {
+		t.Errorf("addr.city = %q, want the value of town", got)
 	}
 }
