@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -208,5 +209,38 @@ func TestAvroNestedFieldByIDIsNotNew(t *testing.T) {
 	addr := d.Rows.Column(1).(*array.Struct)
 	if got := addr.Field(0).ValueStr(0); got != "Lyon" {
 		t.Errorf("addr.city = %q, want the value of town", got)
+	}
+}
+
+// A poll mixing two writer schemas that add the same struct column, one
+// with a field more: the consumer adds the column, then the field the
+// records decoded for the new schema still report, before writing them;
+// no value is dropped.
+func TestConsumerEvolvesUntilThePollFits(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	sch := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true})
+	ident := catalogtest.CreateTable(t, cat, "events", sch, *iceberg.UnpartitionedSpec, nil)
+	s, err := sink.Open(ctx, cat, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1 := avro.MustParse(`{"type":"record","name":"R","fields":[{"name":"id","type":"string"},
+ {"name":"geo","type":{"type":"record","name":"Geo","fields":[{"name":"lat","type":"double"}]}}]}`)
+	w2 := avro.MustParse(`{"type":"record","name":"R","fields":[{"name":"id","type":"string"},
+ {"name":"geo","type":{"type":"record","name":"Geo","fields":[{"name":"lat","type":"double"},{"name":"alt","type":"double"}]}}]}`)
+	recs := []*kgo.Record{
+		{Offset: 0, Value: confluent(1, mustAvro(t, w1, map[string]any{"id": "a", "geo": map[string]any{"lat": 1.5}}))},
+		{Offset: 1, Value: confluent(2, mustAvro(t, w2, map[string]any{"id": "b", "geo": map[string]any{"lat": 2.5, "alt": 300.0}}))},
+	}
+	c := &consumer{s: s, log: slog.New(slog.DiscardHandler), cfg: Config{Topic: "events", Format: AvroConfluent(map[int32]avro.Schema{1: w1, 2: w2}), Evolve: true}}
+	if err := c.write(ctx, 0, recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(columnByID(t, s.Table(), "geo"), " "), `{"alt":null,"lat":1.5} {"alt":300,"lat":2.5}`; got != want {
+		t.Errorf("geo = %s, want %s", got, want)
 	}
 }
