@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -253,5 +255,60 @@ func TestAddNestedFieldsRace(t *testing.T) {
 	after, _ := cat.LoadTable(ctx, ident)
 	if after.MetadataLocation() != before.MetadataLocation() {
 		t.Errorf("a refused change moved the table")
+	}
+}
+
+// Late rows written after fields were added inside struct columns go to
+// the side table made before, which keeps its own columns: the new
+// fields' values are not in the late rows, and nothing fails.
+func TestLateRowsAfterNestedFieldsAdded(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := nestedTable(t, cat, "nested")
+	s, err := sink.Open(ctx, cat, ident, sink.WithEventTime("event_time", time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrowOf := func() *arrow.Schema {
+		sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	row := func(o int64, at time.Duration, nested string) string {
+		return fmt.Sprintf(`{"id":"p0-%d","seq":%d,"event_time":%d,%s}`, o, o, day0.Add(at).UnixMicro(), nested)
+	}
+	old := `"info":{"a":"x"},"items":[{"x":1}],"attrs":[{"key":"k","value":{"v":2}}]`
+	first := nestedBatch(t, arrowOf(), 0, 3, func(o int64) string {
+		return row(o, []time.Duration{10 * time.Hour, 26 * time.Hour, 11 * time.Hour}[o], old) // the third is late
+	})
+	defer first.Release()
+	if err := s.Write(ctx, sp0, []int64{0, 1, 2}, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddColumns(ctx, nestedFields...); err != nil {
+		t.Fatal(err)
+	}
+	second := nestedBatch(t, arrowOf(), 3, 5, func(o int64) string {
+		return row(o, []time.Duration{27 * time.Hour, 12 * time.Hour}[o-3], // the second is late
+			`"info":{"a":"y","b":3,"c":{"d":"deep"}},"items":[{"x":1,"y":"why"}],"attrs":[{"key":"k","value":{"v":2,"w":true}}]`)
+	})
+	defer second.Release()
+	if err := s.Write(ctx, sp0, []int64{3, 4}, second); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, s)
+	if st := s.Stats(); st.Late != 2 {
+		t.Errorf("late = %d, want 2", st.Late)
+	}
+	side := tableRows(t, cat, icetable.Identifier{"db", "nested_sink_late"})
+	for id, want := range map[string]string{"p0-2": `"a":"x"`, "p0-4": `"a":"y"`} {
+		if !strings.Contains(side[id], want) {
+			t.Errorf("side table row %s: %s, want info with %s", id, side[id], want)
+		}
+	}
+	if got := tableRows(t, cat, ident); len(got) != 3 {
+		t.Errorf("table holds %d rows, want 3", len(got))
 	}
 }
