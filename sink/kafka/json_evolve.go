@@ -29,13 +29,21 @@ func (n *jsonNewFields) add(obj []byte) {
 	if json.Unmarshal(obj, &fields) != nil {
 		return
 	}
-	for name, v := range fields {
+	var names []string // the fields that may be new, sorted
+	for name := range fields {
+		if _, nested := n.structs[name]; nested || !n.known[name] {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		v := fields[name]
 		var t iceberg.Type
 		switch col, ok := n.structs[name]; {
 		case ok:
 			t = newInside(inferJSON(v), col)
-		case n.known[name] || name == "" || strings.Contains(name, "."):
-			continue // a column's, or a name no column can take as it is
+		case name == "" || strings.Contains(name, "."):
+			continue // a name no column can take as it is
 		default:
 			t = inferJSON(v)
 		}
