@@ -205,12 +205,13 @@ func evolvedRows(phase int, msgs []evolvedMsg) []Row {
 
 // TestSinkEvolvedTable streams rows into a day-partitioned table through
 // package sink while the table evolves under it: AddColumns adds a
-// decimal, a timestamptz, a list and a struct column after the first
-// commit, then a string column and a field inside each of the two struct
-// columns (one the table had from the start, one added by the first
-// change). Spark and PyIceberg read exactly the rows the sink was given,
-// null in what was added after a row's commit, in full scans and with
-// filters on the new columns, a new nested field and the partition column.
+// decimal, a timestamptz, a list, a struct and a list of structs after
+// the first commit, then a string column and a field inside each of the
+// three struct columns (one the table had from the start, two added by
+// the first change). Spark and PyIceberg read exactly the rows the sink
+// was given, null in what was added after a row's commit, in full scans
+// and with filters on the new columns, a new nested field and the
+// partition column.
 func TestSinkEvolvedTable(t *testing.T) {
 	e := Get(t)
 	e.EachTarget(t, func(t *testing.T, c *Catalog) {
@@ -267,7 +268,7 @@ func runSinkEvolved(t *testing.T, e *Engines, c *Catalog, v int) {
 		{off: 3, at: day(0, 11)},
 	}
 	write(1, p1)
-	// Phase 2: four columns added (the pending rows are committed first),
+	// Phase 2: five columns added (the pending rows are committed first),
 	// rows on days 0 and 1.
 	if err := s.AddColumns(ctx,
 		sink.Column{Name: "amount", Type: iceberg.DecimalTypeOf(10, 2)},
