@@ -234,10 +234,42 @@ func (d *jsonDecoder) reason(value []byte, err error) string {
 		ferr := unmarshal(b, one)
 		b.Release()
 		if ferr != nil {
-			return fmt.Sprintf("field %q: %v", f.Name, ferr)
+			return fmt.Sprintf("field %q: %s", f.Name, errorText(ferr, fmt.Sprintf("a JSON %s does not fit the column type %s", jsonKind(v), f.Type)))
 		}
 	}
+	return errorText(err, "Arrow's JSON reader refused it")
+}
+
+// errorText is err's text, or otherwise when err's Error method panics
+// (arrow-go's JSON reader returns a *json.UnmarshalTypeError without a
+// Type for a value of the wrong kind for a struct, list or map column).
+func errorText(err error, otherwise string) (text string) {
+	defer func() {
+		if recover() != nil {
+			text = otherwise
+		}
+	}()
 	return err.Error()
+}
+
+// jsonKind names the kind of the JSON value v.
+func jsonKind(v json.RawMessage) string {
+	t := bytes.TrimLeft(v, " \t\r\n")
+	switch {
+	case len(t) == 0:
+		return "value"
+	case t[0] == '"':
+		return "string"
+	case t[0] == '{':
+		return "object"
+	case t[0] == '[':
+		return "array"
+	case t[0] == 't' || t[0] == 'f':
+		return "boolean"
+	case t[0] == 'n':
+		return "null"
+	}
+	return "number"
 }
 
 var errNotObject = errors.New("not a JSON object")
