@@ -15,6 +15,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/writeprops"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 )
@@ -124,6 +125,9 @@ func (s *Sink) load(ctx context.Context) error {
 	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
 	if err != nil {
+		return fmt.Errorf("sink: %s: %w", s.name, err)
+	}
+	if err := writeprops.Check(tbl.Properties()); err != nil {
 		return fmt.Errorf("sink: %s: %w", s.name, err)
 	}
 	m, err := tableMarks(tbl)

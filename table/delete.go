@@ -17,6 +17,7 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
 	"github.com/icerun/icerun/internal/snapshotcommit"
+	"github.com/icerun/icerun/internal/writeprops"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/recordid"
 	"github.com/icerun/icerun/schema"
@@ -135,6 +136,9 @@ func (w *Writer) deleteTarget(ctx context.Context, op string, part partition.Key
 	}
 	if tbl.Metadata().Version() < 2 {
 		return nil, nil, fmt.Errorf("%s: %w: format version 1 has no delete files", op, commit.ErrUnsupported)
+	}
+	if err := writeprops.Check(tbl.Properties()); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
 	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
 	if err != nil {

@@ -1,0 +1,377 @@
+package table_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+)
+
+// The tables of these tests are made the way another engine (Spark,
+// PyIceberg, Trino, a hand-edited catalog) may leave them: odd property
+// values, partition specs, sort orders and schemas. Every icerun write
+// (foreignOps) must either succeed with the table holding exactly the rows
+// given, or fail with a typed error, the table as it was and no files left.
+
+// foreignSchema is the base schema: id is the upsert key, val the column a
+// rewrite changes.
+func foreignSchema() *iceberg.Schema {
+	return iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "val", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 4, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 5, Name: "cat", Type: iceberg.PrimitiveTypes.String},
+	)
+}
+
+func byDay() iceberg.PartitionSpec {
+	return iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "day", Transform: iceberg.IdentityTransform{}})
+}
+
+// withProps is the base table with properties props (format v2 unless
+// props say otherwise).
+func withProps(props iceberg.Properties) func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
+	return func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
+		if _, ok := props["format-version"]; !ok {
+			props["format-version"] = "2"
+		}
+		return createForeign(t, cat, foreignSchema(), byDay(), props)
+	}
+}
+
+func createForeign(t *testing.T, cat catalog.Catalog, sch *iceberg.Schema, spec iceberg.PartitionSpec, props iceberg.Properties, opts ...catalog.CreateTableOpt) icetable.Identifier {
+	t.Helper()
+	ident := icetable.Identifier{"db", "foreign"}
+	opts = append(opts, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
+	if _, err := cat.CreateTable(context.Background(), ident, sch, opts...); err != nil {
+		t.Skipf("iceberg-go cannot create this table: %v", err)
+	}
+	return ident
+}
+
+// alter applies f to a transaction on the table and commits it.
+func alter(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, f func(txn *icetable.Transaction) error) {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn := tbl.NewTransaction()
+	if err := f(txn); err != nil {
+		t.Skipf("iceberg-go refuses the change: %v", err)
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Skipf("iceberg-go refuses the change: %v", err)
+	}
+}
+
+func TestForeignTableProperties(t *testing.T) {
+	const maxInt = "9223372036854775807"
+	type kv = iceberg.Properties
+	cases := map[string]kv{}
+	for _, k := range []string{icetable.WriteTargetFileSizeBytesKey, icetable.ParquetRowGroupSizeBytesKey, icetable.ParquetPageSizeBytesKey,
+		icetable.ParquetRowGroupLimitKey, icetable.ParquetDictSizeBytesKey, "write.parquet.page-row-limit", "write.parquet.bloom-filter-max-bytes"} {
+		for _, v := range []string{"0", "-1", "abc", "1", maxInt, ""} {
+			cases[k+"="+v] = kv{k: v}
+		}
+	}
+	for _, c := range []string{"brotli", "lz4", "none", "bogus", "gzip", "snappy", "uncompressed", "ZSTD", ""} {
+		cases["codec="+c] = kv{icetable.ParquetCompressionKey: c}
+		for _, l := range []string{"99", "-5", "abc"} {
+			cases["codec="+c+",level="+l] = kv{icetable.ParquetCompressionKey: c, icetable.ParquetCompressionLevelKey: l}
+		}
+	}
+	for _, v := range []string{"-1", "0", "abc"} {
+		cases["previous-versions-max="+v] = kv{"write.metadata.previous-versions-max": v, "write.metadata.delete-after-commit.enabled": "true"}
+		cases["num-retries="+v] = kv{"commit.retry.num-retries": v, "commit.retry.min-wait-ms": v, "commit.retry.max-wait-ms": v, "commit.retry.total-timeout-ms": v}
+	}
+	cases["delete-after-commit=maybe"] = kv{"write.metadata.delete-after-commit.enabled": "maybe"}
+	for _, k := range []string{"write.upsert.mode", "write.merge.mode", "write.update.mode", "write.delete.mode"} {
+		cases[k+"=bogus"] = kv{k: "bogus"}
+		cases[k+"=merge-on-read,v1"] = kv{k: "merge-on-read", "format-version": "1"}
+		cases[k+"=merge-on-read,v3"] = kv{k: "merge-on-read", "format-version": "3"}
+	}
+	for _, v := range []string{"truncate(0)", "truncate(-3)", "truncate(abc)", "bogus", "none", "counts", "full", ""} {
+		cases["metrics.default="+v] = kv{"write.metadata.metrics.default": v}
+		cases["metrics.column.val="+v] = kv{"write.metadata.metrics.column.val": v}
+		cases["metrics.column.nosuch="+v] = kv{"write.metadata.metrics.column.nosuch": v}
+	}
+	cases["metrics.max-inferred-column-defaults=-1"] = kv{"write.metadata.metrics.max-inferred-column-defaults": "-1"}
+	for _, v := range []string{"1", "2", "3"} {
+		cases["format-version="+v] = kv{"format-version": v}
+	}
+	for _, v := range []string{"not json", "[]", "null", "{}", `{"src":null}`, `{"src":{"0":null}}`, `{"src":{"0":{"offset":-5}}}`,
+		`{"src":{"0":{}}}`, `{"src":{"x":{"offset":1}}}`, `{"src":{"99999999999":{"offset":1}}}`,
+		`{"src":{"0":{"offset":"7"}}}`, `{"src":{"0":{"offset":1,"max_event_time":"x"}}}`} {
+		cases["sink.positions="+v] = kv{"icerun.sink.positions": v}
+	}
+	for _, v := range []string{"", "/nonexistent/lineage", "::bad::", "lineage.json"} {
+		cases["icerun.lineage="+v] = kv{"icerun.lineage": v}
+	}
+	cases["bloom filter on id"] = kv{"write.parquet.bloom-filter-enabled.column.id": "true", "write.parquet.bloom-filter-enabled.column.nosuch": "true"}
+	cases["dict off"] = kv{"parquet.enable.dictionary": "maybe", "write.parquet.dict-encoding-enabled.column.val": "false"}
+	cases["write.format.default=PARQUET"] = kv{"write.format.default": "PARQUET"}
+	cases["object storage"] = kv{"write.object-storage.enabled": "true", "write.object-storage.partitioned-paths": "false"}
+	cases["data page v9"] = kv{"write.parquet.data-page-version": "9"}
+	names := slices.Sorted(maps.Keys(cases))
+	for i, name := range names {
+		props := cases[name]
+		t.Run(fmt.Sprintf("%03d_%s", i, safeName(name)), func(t *testing.T) { runForeign(t, withProps(props)) })
+	}
+}
+
+func TestForeignPartitionSpecs(t *testing.T) {
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "val", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 4, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 5, Name: "cat", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 6, Name: "lts", Type: iceberg.PrimitiveTypes.Timestamp},
+		iceberg.NestedField{ID: 7, Name: "n", Type: iceberg.PrimitiveTypes.Int32},
+		iceberg.NestedField{ID: 8, Name: "dec", Type: iceberg.DecimalTypeOf(10, 2)},
+		iceberg.NestedField{ID: 9, Name: "bin", Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: 10, Name: "flag", Type: iceberg.PrimitiveTypes.Bool},
+		iceberg.NestedField{ID: 11, Name: "f64", Type: iceberg.PrimitiveTypes.Float64},
+		iceberg.NestedField{ID: 12, Name: "tod", Type: iceberg.PrimitiveTypes.Time},
+		iceberg.NestedField{ID: 13, Name: "u", Type: iceberg.PrimitiveTypes.UUID},
+		iceberg.NestedField{ID: 14, Name: "fx", Type: iceberg.FixedTypeOf(4)},
+		iceberg.NestedField{ID: 15, Name: "st", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 16, Name: "inner", Type: iceberg.PrimitiveTypes.Int64},
+			{ID: 17, Name: "when", Type: iceberg.PrimitiveTypes.Date},
+		}}},
+		iceberg.NestedField{ID: 18, Name: "f32", Type: iceberg.PrimitiveTypes.Float32},
+	)
+	transforms := []iceberg.Transform{
+		iceberg.IdentityTransform{}, iceberg.VoidTransform{},
+		iceberg.BucketTransform{NumBuckets: 16}, iceberg.BucketTransform{NumBuckets: 1},
+		iceberg.BucketTransform{NumBuckets: 0}, iceberg.BucketTransform{NumBuckets: -1},
+		iceberg.TruncateTransform{Width: 3}, iceberg.TruncateTransform{Width: 1},
+		iceberg.TruncateTransform{Width: 0}, iceberg.TruncateTransform{Width: -2},
+		iceberg.YearTransform{}, iceberg.MonthTransform{}, iceberg.DayTransform{}, iceberg.HourTransform{},
+	}
+	type specCase struct {
+		name   string
+		fields []iceberg.PartitionField
+		props  iceberg.Properties
+	}
+	var cases []specCase
+	for _, col := range sch.Fields() {
+		if col.Name == "st" {
+			continue
+		}
+		for _, tr := range transforms {
+			cases = append(cases, specCase{name: col.Name + "/" + tr.String(), fields: []iceberg.PartitionField{{SourceIDs: []int{col.ID}, FieldID: 1000, Name: "p", Transform: tr}}})
+		}
+	}
+	for _, tr := range transforms {
+		cases = append(cases, specCase{name: "st.inner/" + tr.String(), fields: []iceberg.PartitionField{{SourceIDs: []int{16}, FieldID: 1000, Name: "p", Transform: tr}}})
+		cases = append(cases, specCase{name: "st.when/" + tr.String(), fields: []iceberg.PartitionField{{SourceIDs: []int{17}, FieldID: 1000, Name: "p", Transform: tr}}})
+	}
+	cases = append(cases,
+		specCase{name: "two fields on day", fields: []iceberg.PartitionField{
+			{SourceIDs: []int{3}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}},
+			{SourceIDs: []int{3}, FieldID: 1001, Name: "m", Transform: iceberg.MonthTransform{}}}},
+		specCase{name: "same field twice", fields: []iceberg.PartitionField{
+			{SourceIDs: []int{1}, FieldID: 1000, Name: "a", Transform: iceberg.BucketTransform{NumBuckets: 4}},
+			{SourceIDs: []int{1}, FieldID: 1001, Name: "b", Transform: iceberg.BucketTransform{NumBuckets: 4}}}},
+		specCase{name: "three fields", fields: []iceberg.PartitionField{
+			{SourceIDs: []int{3}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}},
+			{SourceIDs: []int{5}, FieldID: 1001, Name: "c", Transform: iceberg.TruncateTransform{Width: 1}},
+			{SourceIDs: []int{1}, FieldID: 1002, Name: "b", Transform: iceberg.BucketTransform{NumBuckets: 3}}}},
+		specCase{name: "unpartitioned"},
+		specCase{name: "odd names", fields: []iceberg.PartitionField{
+			{SourceIDs: []int{3}, FieldID: 1000, Name: "dä/y=1", Transform: iceberg.IdentityTransform{}}}},
+		specCase{name: "name of a column", fields: []iceberg.PartitionField{
+			{SourceIDs: []int{1}, FieldID: 1000, Name: "cat", Transform: iceberg.BucketTransform{NumBuckets: 2}}}},
+		specCase{name: "field id 1", fields: []iceberg.PartitionField{
+			{SourceIDs: []int{3}, FieldID: 1, Name: "d", Transform: iceberg.IdentityTransform{}}}},
+	)
+	for _, v := range []string{"1", "2", "3"} {
+		for _, c := range cases {
+			t.Run("v"+v+"/"+c.name, func(t *testing.T) {
+				runForeign(t, func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
+					return createForeign(t, cat, sch, iceberg.NewPartitionSpec(c.fields...), iceberg.Properties{"format-version": v})
+				})
+			})
+		}
+	}
+}
+
+func TestForeignSpecEvolution(t *testing.T) {
+	for _, v := range []string{"1", "2"} {
+		for name, evolve := range map[string]func(txn *icetable.Transaction) error{
+			"remove day": func(txn *icetable.Transaction) error { return txn.UpdateSpec(true).RemoveField("day").Commit() },
+			"add bucket": func(txn *icetable.Transaction) error {
+				return txn.UpdateSpec(true).AddField("id", iceberg.BucketTransform{NumBuckets: 2}, "b").Commit()
+			},
+			"day to month": func(txn *icetable.Transaction) error {
+				return txn.UpdateSpec(true).RemoveField("day").AddField("day", iceberg.MonthTransform{}, "m").Commit()
+			},
+			"rename field": func(txn *icetable.Transaction) error { return txn.UpdateSpec(true).RenameField("day", "d2").Commit() },
+			"rename source": func(txn *icetable.Transaction) error {
+				return txn.UpdateSchema(true, false).RenameColumn([]string{"day"}, "dday").Commit()
+			},
+			"drop source": func(txn *icetable.Transaction) error {
+				return txn.UpdateSchema(true, true).DeleteColumn([]string{"day"}).Commit()
+			},
+			"remove then drop": func(txn *icetable.Transaction) error {
+				if err := txn.UpdateSpec(true).RemoveField("day").Commit(); err != nil {
+					return err
+				}
+				return txn.UpdateSchema(true, true).DeleteColumn([]string{"day"}).Commit()
+			},
+		} {
+			t.Run("v"+v+"/"+name, func(t *testing.T) {
+				runForeign(t, func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
+					ident := createForeign(t, cat, foreignSchema(), byDay(), iceberg.Properties{"format-version": v})
+					seedForeign(t, cat, ident)
+					alter(t, cat, ident, evolve)
+					return ident
+				})
+			})
+		}
+	}
+}
+
+// seedForeign writes rows to the table through iceberg-go (another
+// engine's snapshot).
+func seedForeign(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) {
+	t.Helper()
+	e := &foreignEnv{cat: cat, ident: ident}
+	rec, tbl, err := e.rows(ids(100, 106), 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	txn := tbl.NewTransaction()
+	if err := txn.Append(context.Background(), recReader(rec), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestForeignSortOrders(t *testing.T) {
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "val", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 4, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 5, Name: "cat", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 6, Name: "st", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 7, Name: "inner", Type: iceberg.PrimitiveTypes.Int64},
+		}}},
+		iceberg.NestedField{ID: 8, Name: "extra", Type: iceberg.PrimitiveTypes.Int64},
+	)
+	field := func(src int, tr iceberg.Transform, dir icetable.SortDirection, nulls icetable.NullOrder) icetable.SortField {
+		return icetable.SortField{SourceIDs: []int{src}, Transform: tr, Direction: dir, NullOrder: nulls}
+	}
+	cases := map[string][]icetable.SortField{
+		"nested":              {field(7, iceberg.IdentityTransform{}, icetable.SortASC, icetable.NullsFirst)},
+		"bucket":              {field(1, iceberg.BucketTransform{NumBuckets: 4}, icetable.SortASC, icetable.NullsFirst)},
+		"truncate":            {field(5, iceberg.TruncateTransform{Width: 1}, icetable.SortDESC, icetable.NullsLast)},
+		"day of ts":           {field(4, iceberg.DayTransform{}, icetable.SortDESC, icetable.NullsFirst)},
+		"desc nulls first":    {field(2, iceberg.IdentityTransform{}, icetable.SortDESC, icetable.NullsFirst), field(1, iceberg.IdentityTransform{}, icetable.SortASC, icetable.NullsLast)},
+		"void":                {field(2, iceberg.VoidTransform{}, icetable.SortASC, icetable.NullsFirst)},
+		"dropped column":      {field(8, iceberg.IdentityTransform{}, icetable.SortASC, icetable.NullsFirst)},
+		"dropped then nested": {field(8, iceberg.IdentityTransform{}, icetable.SortASC, icetable.NullsFirst), field(7, iceberg.IdentityTransform{}, icetable.SortDESC, icetable.NullsFirst)},
+	}
+	for name, fields := range cases {
+		t.Run(name, func(t *testing.T) {
+			runForeign(t, func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
+				order, err := icetable.NewSortOrder(1, fields)
+				if err != nil {
+					t.Skipf("iceberg-go refuses the order: %v", err)
+				}
+				ident := createForeign(t, cat, sch, byDay(), iceberg.Properties{"format-version": "2"}, catalog.WithSortOrder(order))
+				if name == "dropped column" || name == "dropped then nested" {
+					alter(t, cat, ident, func(txn *icetable.Transaction) error {
+						return txn.UpdateSchema(true, true).DeleteColumn([]string{"extra"}).Commit()
+					})
+				}
+				return ident
+			})
+		})
+	}
+}
+
+func TestForeignSchemas(t *testing.T) {
+	base := []iceberg.NestedField{
+		{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		{ID: 2, Name: "val", Type: iceberg.PrimitiveTypes.String},
+		{ID: 3, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+	}
+	with := func(extra ...iceberg.NestedField) []iceberg.NestedField {
+		return append(append([]iceberg.NestedField{}, base...), extra...)
+	}
+	deep := &iceberg.ListType{ElementID: 11, Element: &iceberg.MapType{
+		KeyID: 12, KeyType: iceberg.PrimitiveTypes.String,
+		ValueID: 13, ValueType: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 14, Name: "l", Type: &iceberg.ListType{ElementID: 15, Element: iceberg.PrimitiveTypes.Int64, ElementRequired: false}},
+			{ID: 16, Name: "s", Type: iceberg.PrimitiveTypes.String},
+		}},
+	}}
+	cases := map[string][]iceberg.NestedField{
+		"deeply nested":    with(iceberg.NestedField{ID: 10, Name: "deep", Type: deep}),
+		"_file column":     with(iceberg.NestedField{ID: 20, Name: "_file", Type: iceberg.PrimitiveTypes.String}),
+		"_pos column":      with(iceberg.NestedField{ID: 20, Name: "_pos", Type: iceberg.PrimitiveTypes.Int64}),
+		"_row_id column":   with(iceberg.NestedField{ID: 20, Name: "_row_id", Type: iceberg.PrimitiveTypes.Int64}),
+		"_spec_id column":  with(iceberg.NestedField{ID: 20, Name: "_spec_id", Type: iceberg.PrimitiveTypes.Int32}),
+		"unicode name":     with(iceberg.NestedField{ID: 20, Name: "größe 📦", Type: iceberg.PrimitiveTypes.Int64}),
+		"dotted name":      with(iceberg.NestedField{ID: 20, Name: "a.b", Type: iceberg.PrimitiveTypes.Int64}),
+		"empty name":       with(iceberg.NestedField{ID: 20, Name: "", Type: iceberg.PrimitiveTypes.Int64}),
+		"space name":       with(iceberg.NestedField{ID: 20, Name: " ", Type: iceberg.PrimitiveTypes.Int64}),
+		"far field ids":    with(iceberg.NestedField{ID: 2_000_000_000, Name: "far", Type: iceberg.PrimitiveTypes.Int64}),
+		"required struct":  with(iceberg.NestedField{ID: 20, Name: "rs", Required: true, Type: &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: 21, Name: "x", Type: iceberg.PrimitiveTypes.Int64, Required: true}}}}),
+		"map of lists":     with(iceberg.NestedField{ID: 20, Name: "m", Type: &iceberg.MapType{KeyID: 21, KeyType: iceberg.PrimitiveTypes.Int64, ValueID: 22, ValueType: &iceberg.ListType{ElementID: 23, Element: iceberg.PrimitiveTypes.String}}}),
+		"timestamp ns":     with(iceberg.NestedField{ID: 20, Name: "tns", Type: iceberg.PrimitiveTypes.TimestampNs}, iceberg.NestedField{ID: 21, Name: "tnstz", Type: iceberg.PrimitiveTypes.TimestampTzNs}),
+		"float32 and time": with(iceberg.NestedField{ID: 20, Name: "f", Type: iceberg.PrimitiveTypes.Float32}, iceberg.NestedField{ID: 21, Name: "t", Type: iceberg.PrimitiveTypes.Time}),
+	}
+	for _, v := range []string{"2", "3"} {
+		for name, fields := range cases {
+			t.Run("v"+v+"/"+name, func(t *testing.T) {
+				runForeign(t, func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
+					return createForeign(t, cat, iceberg.NewSchemaWithIdentifiers(0, []int{1}, fields...), byDay(), iceberg.Properties{"format-version": v})
+				})
+			})
+		}
+	}
+	for _, v := range []string{"2", "3"} {
+		t.Run("v"+v+"/required column with initial default", func(t *testing.T) {
+			runForeign(t, func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
+				ident := createForeign(t, cat, iceberg.NewSchema(0, base...), byDay(), iceberg.Properties{"format-version": v})
+				seedForeign(t, cat, ident)
+				alter(t, cat, ident, func(txn *icetable.Transaction) error {
+					return txn.UpdateSchema(true, false).AddColumn([]string{"req"}, iceberg.PrimitiveTypes.Int64, "", true, iceberg.Int64Literal(7)).Commit()
+				})
+				return ident
+			})
+		})
+		t.Run("v"+v+"/identifier fields "+strconv.Itoa(2), func(t *testing.T) {
+			runForeign(t, func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
+				return createForeign(t, cat, iceberg.NewSchemaWithIdentifiers(0, []int{1, 3}, base...), byDay(), iceberg.Properties{"format-version": v})
+			})
+		})
+	}
+}
+
+// safeName is name with only the characters a temporary folder name keeps
+// as they are.
+func safeName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("=.,-", r) {
+			return r
+		}
+		return '_'
+	}, name)
+}
