@@ -37,15 +37,15 @@ type Sink struct {
 	name  string
 	cfg   config
 
-	tbl       *icetable.Table
+	tbl *icetable.Table
 	// planOnLast: when this sink's last commit was planned, the table was
 	// as the commit before it had left it (no other writer in between),
 	// so the next commit plans on tbl instead of loading the table first;
 	// a conflict then costs one attempt, retried at once on a fresh load.
 	planOnLast bool
 	spec       *partition.Spec
-	committed marks
-	pending   marks
+	committed  marks
+	pending    marks
 
 	res      *schema.Resolution // of resIn, the last input schema
 	resIn    *arrow.Schema
