@@ -127,6 +127,9 @@ func (s *Sink) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sink: %s: %w", s.name, err)
 	}
+	if err := partition.CheckFieldNames(tbl.Spec()); err != nil {
+		return fmt.Errorf("sink: %s: %w", s.name, err)
+	}
 	if err := writeprops.Check(tbl.Properties()); err != nil {
 		return fmt.Errorf("sink: %s: %w", s.name, err)
 	}

@@ -155,7 +155,7 @@ func canonicalOf(model map[int64]string) string {
 // committed.
 var typedFailures = []error{
 	commit.ErrUnsupported, table.ErrBadOption, table.ErrSchemaChange, table.ErrBadUpsertKey,
-	partition.ErrBadValue, partition.ErrMalformedKey, sink.ErrBadOption, sink.ErrBadInput, sink.ErrBadRow,
+	partition.ErrBadValue, partition.ErrMalformedKey, partition.ErrUnsupportedSpec, partition.ErrInvalidFieldName, sink.ErrBadOption, sink.ErrBadInput, sink.ErrBadRow,
 }
 
 // tableState is what a failed write must leave as it was.

@@ -165,7 +165,7 @@ func TestForeignPartitionSpecs(t *testing.T) {
 	}
 	var cases []specCase
 	for _, col := range sch.Fields() {
-		if col.Name == "st" {
+		if col.Name == "st" || col.Name == "val" { // val changes with every write: not a partition source here
 			continue
 		}
 		for _, tr := range transforms {
@@ -197,6 +197,9 @@ func TestForeignPartitionSpecs(t *testing.T) {
 	)
 	for _, v := range []string{"1", "2", "3"} {
 		for _, c := range cases {
+			if v != "2" && !strings.HasPrefix(c.name, "id/") && !strings.HasPrefix(c.name, "ts/") && strings.Contains(c.name, "/") {
+				continue // each type on v2; the format versions on long, timestamptz and the spec shapes
+			}
 			t.Run("v"+v+"/"+c.name, func(t *testing.T) {
 				runForeign(t, func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
 					return createForeign(t, cat, sch, iceberg.NewPartitionSpec(c.fields...), iceberg.Properties{"format-version": v})
