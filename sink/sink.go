@@ -302,7 +302,15 @@ func (s *Sink) write(ctx context.Context, rec arrow.RecordBatch) error {
 		return nil
 	}
 	if s.files == nil {
-		s.files = startFiles(ctx, s.tbl, rec.Schema(), &s.cfg)
+		tbl := s.tbl
+		if !writeprops.WritersSort(tbl.Metadata()) { // another engine's order on a nested column: write unsorted
+			var err error
+			if tbl, err = writeprops.Unsorted(tbl); err != nil {
+				rec.Release()
+				return fmt.Errorf("sink: %s: %w", s.name, err)
+			}
+		}
+		s.files = startFiles(ctx, tbl, rec.Schema(), &s.cfg)
 	}
 	s.rows += rec.NumRows()
 	return s.files.add(ctx, rec)
