@@ -103,6 +103,9 @@ func (w *Writer) deleteWhere(ctx context.Context, op string, part partition.Key,
 	if err != nil {
 		return commit.Result{}, err
 	}
+	if err := lineageNameClash(tbl.Schema()); err != nil { // the filter's scan would read it as the lineage column
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
 	bound, err := iceberg.BindExpr(tbl.Schema(), filter, true)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w: %w", op, ErrBadFilter, err)

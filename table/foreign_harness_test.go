@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -366,6 +367,69 @@ var foreignOps = []foreignOp{
 		}
 		_, err = w.Compact(ctx, e.key)
 		return e.model, err
+	}},
+	{"delete", func(ctx context.Context, t *testing.T, e *foreignEnv) (map[int64]string, error) {
+		w, err := table.Open(ctx, e.cat, e.ident)
+		if err != nil {
+			return nil, err
+		}
+		if !e.key.IsValid() {
+			return e.model, nil
+		}
+		of, err := e.keysOf(ids(0, 12))
+		if err != nil {
+			return nil, err
+		}
+		var gone []int64
+		for id, k := range of {
+			if k == e.key && len(gone) < 2 {
+				gone = append(gone, id)
+			}
+		}
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		b.AppendValues(gone, nil)
+		col := b.NewArray()
+		b.Release()
+		sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+		rec := array.NewRecordBatch(sc, []arrow.Array{col}, int64(len(gone)))
+		col.Release()
+		defer rec.Release()
+		model := map[int64]string{}
+		for id, l := range e.model {
+			if !slices.Contains(gone, id) {
+				model[id] = l
+			}
+		}
+		rr := recReader(rec)
+		defer rr.Release()
+		_, err = w.Delete(ctx, e.key, rr, "id")
+		return model, err
+	}},
+	{"delete where", func(ctx context.Context, t *testing.T, e *foreignEnv) (map[int64]string, error) {
+		w, err := table.Open(ctx, e.cat, e.ident)
+		if err != nil {
+			return nil, err
+		}
+		if !e.key.IsValid() {
+			return e.model, nil
+		}
+		model := map[int64]string{}
+		for id, l := range e.model {
+			if id != 21 && id != 22 {
+				model[id] = l
+			}
+		}
+		of, err := e.keysOf([]int64{21, 22})
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range []int64{21, 22} { // rows of other partitions stay
+			if l, ok := e.model[id]; ok && of[id] != e.key {
+				model[id] = l
+			}
+		}
+		_, err = w.DeleteWhere(ctx, e.key, iceberg.NewOr(iceberg.EqualTo(iceberg.Reference("id"), int64(21)), iceberg.EqualTo(iceberg.Reference("id"), int64(22))))
+		return model, err
 	}},
 	{"sink commit", func(ctx context.Context, t *testing.T, e *foreignEnv) (map[int64]string, error) {
 		rec, _, err := e.rows(ids(30, 33), 4)

@@ -158,10 +158,8 @@ func hasLineage(tbl *icetable.Table, tasks []icetable.FileScanTask) (bool, error
 	if tbl.Metadata().Version() < 3 || dropLineage {
 		return false, nil
 	}
-	for _, f := range lineageFields() {
-		if c, ok := tbl.Schema().FindFieldByName(f.Name); ok {
-			return false, fmt.Errorf("%w: column %q (field id %d) has the name of a row lineage column", commit.ErrUnsupported, f.Name, c.ID)
-		}
+	if err := lineageNameClash(tbl.Schema()); err != nil {
+		return false, err
 	}
 	for _, t := range tasks {
 		if t.FirstRowID == nil || t.DataSequenceNumber == nil {
@@ -169,6 +167,20 @@ func hasLineage(tbl *icetable.Table, tasks []icetable.FileScanTask) (bool, error
 		}
 	}
 	return true, nil
+}
+
+// lineageNameClash fails with commit.ErrUnsupported when sch has a
+// column of its own named _row_id or _last_updated_sequence_number:
+// iceberg-go's reader takes it for the row lineage column (and refuses
+// it below format v3), icerun's writers add lineage columns of those
+// names.
+func lineageNameClash(sch *iceberg.Schema) error {
+	for _, f := range lineageFields() {
+		if c, ok := sch.FindFieldByName(f.Name); ok {
+			return fmt.Errorf("%w: column %q (field id %d) has the name of a row lineage column", commit.ErrUnsupported, f.Name, c.ID)
+		}
+	}
+	return nil
 }
 
 // carryRowIDs wraps add (of batches to a stager that preserves lineage)
