@@ -302,13 +302,10 @@ func (s *Sink) write(ctx context.Context, rec arrow.RecordBatch) error {
 		return nil
 	}
 	if s.files == nil {
-		tbl := s.tbl
-		if !writeprops.WritersSort(tbl.Metadata()) { // another engine's order on a nested column: write unsorted
-			var err error
-			if tbl, err = writeprops.Unsorted(tbl); err != nil {
-				rec.Release()
-				return fmt.Errorf("sink: %s: %w", s.name, err)
-			}
+		tbl, err := writerTable(s.tbl)
+		if err != nil {
+			rec.Release()
+			return fmt.Errorf("sink: %s: %w", s.name, err)
 		}
 		s.files = startFiles(ctx, tbl, rec.Schema(), &s.cfg)
 	}
