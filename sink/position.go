@@ -88,7 +88,8 @@ func (m marks) encode() (string, error) {
 // decodeMarks decodes the positions s records. A value that is not the
 // JSON object encode writes (a source or partition without a mark, a mark
 // without an integer offset of -1 or more, a partition that is not an
-// int32) fails with [commit.ErrUnsupported]: another writer or a hand edit
+// int32 in canonical form: "00" or "+0" beside "0" would be one partition
+// twice) fails with [commit.ErrUnsupported]: another writer or a hand edit
 // made it, and the sink cannot tell what the table holds.
 func decodeMarks(s string) (marks, error) {
 	var in map[string]map[string]*markJSON
@@ -105,6 +106,9 @@ func decodeMarks(s string) (marks, error) {
 		}
 		for p, j := range parts {
 			n, err := strconv.ParseInt(p, 10, 32)
+			if err == nil && strconv.FormatInt(n, 10) != p {
+				err = fmt.Errorf("not in canonical form") // "00" and "0" would be one partition, "+1" and "1" too
+			}
 			if err != nil {
 				return nil, fmt.Errorf("sink: %w: %s: partition %q of %q: %w", commit.ErrUnsupported, SummaryPositions, p, src, err)
 			}

@@ -118,7 +118,8 @@ func TestForeignTableProperties(t *testing.T) {
 	}
 	for _, v := range []string{"not json", "[]", "null", "{}", `{"src":null}`, `{"src":{"0":null}}`, `{"src":{"0":{}}}`, `{"src":{"0":{"offset":-5}}}`,
 		`{"src":{"x":{"offset":1}}}`, `{"src":{"99999999999":{"offset":1}}}`,
-		`{"src":{"0":{"offset":"7"}}}`, `{"src":{"0":{"offset":1,"max_event_time":"x"}}}`, `{"other":{"0":{"offset":` + maxInt + `}}}`} {
+		`{"src":{"0":{"offset":"7"}}}`, `{"src":{"0":{"offset":1,"max_event_time":"x"}}}`, `{"other":{"0":{"offset":` + maxInt + `}}}`,
+		`{"src":{"0":{"offset":9},"00":{"offset":-1}}}`, `{"src":{"+0":{"offset":9}}}`} {
 		cases["sink.positions="+v] = kv{"icerun.sink.positions": v}
 	}
 	for _, v := range []string{"", "/nonexistent/lineage", "::bad::"} {
