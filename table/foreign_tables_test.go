@@ -122,7 +122,7 @@ func TestForeignTableProperties(t *testing.T) {
 		`{"src":{"0":{"offset":9},"00":{"offset":-1}}}`, `{"src":{"+0":{"offset":9}}}`} {
 		cases["sink.positions="+v] = kv{"icerun.sink.positions": v}
 	}
-	for _, v := range []string{"", "/nonexistent/lineage", "::bad::"} {
+	for _, v := range []string{"", "/nonexistent/lineage", "::bad::", "/dev/zero", "/"} {
 		cases["icerun.lineage="+v] = kv{"icerun.lineage": v}
 	}
 	cases["bloom filter on id"] = kv{"write.parquet.bloom-filter-enabled.column.id": "true", "write.parquet.bloom-filter-enabled.column.nosuch": "true"}
