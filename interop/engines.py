@@ -87,10 +87,10 @@ def enc(v):
         return "s:" + str(v)  # as Spark shows a uuid column
     if isinstance(v, dict):
         return {str(k): enc(x) for k, x in v.items()}
+    if hasattr(v, "asDict"):  # a Spark Row (struct; a tuple, so first)
+        return {k: enc(x) for k, x in v.asDict(recursive=False).items()}
     if isinstance(v, (list, tuple)):
         return [enc(x) for x in v]
-    if hasattr(v, "asDict"):  # a Spark Row (struct)
-        return {k: enc(x) for k, x in v.asDict(recursive=False).items()}
     raise TypeError("cannot encode %r (%s)" % (v, type(v).__name__))
 
 

@@ -61,10 +61,12 @@
 // # Schema evolution
 //
 // [Sink.AddColumns] adds optional top-level columns for fields the
-// messages carry and the table lacks: it commits the pending rows, then
+// messages carry and the table lacks, and optional fields to struct
+// columns (at any depth, also in lists and maps of structs) for fields
+// inside them the structs lack: it commits the pending rows, then
 // the schema change in a commit of its own, and writes for the new schema
 // from then on; rows committed before read null. Sinks racing to add the
-// same column all succeed (a column of a type the new one fits is
+// same column or field all succeed (one of a type the new one fits is
 // accepted; another type fails with [ErrColumnConflict]). A sink whose
 // pending rows were written for the schema another sink just replaced
 // fails its commit with [ErrSchemaChanged] and resumes from [Sink.Start].

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
@@ -15,8 +17,10 @@ import (
 	"github.com/icerun/icerun/table"
 )
 
-// Column is a column for [Sink.AddColumns]: an optional top-level column.
-// The field ids inside Type are ignored (the table assigns them).
+// Column is a column for [Sink.AddColumns]: an optional top-level column,
+// or, when the table has a struct column of that name (or a list or map
+// of structs), the fields of Type's structs that column lacks. The field
+// ids inside Type are ignored (the table assigns them).
 type Column struct {
 	Name string
 	Type iceberg.Type
@@ -38,15 +42,17 @@ var (
 // other writers change the table's metadata meanwhile.
 const addColumnAttempts = 10
 
-// AddColumns adds the columns the table lacks, each optional, in a schema
-// change of its own committed after the pending rows (which do not need
-// them): rows committed before read null in them. A column the table
-// already has (another sink racing to add it) is accepted when the new
-// type fits the existing one (the same type, int into long, float into
-// double, long into double, a struct, list or map whose fields fit), else
-// it fails with [ErrColumnConflict] and changes nothing. A lost race with
-// another commit is retried on the reloaded table. The change is recorded
-// in the table property icerun.schema-change.<schema id>, as
+// AddColumns adds the columns the table lacks, each optional, and the
+// fields a struct column (at any depth, also inside lists and maps) lacks
+// where a column's type has them, each optional, in a schema change of its
+// own committed after the pending rows (which do not need them): rows
+// committed before read null in them. A column or field the table already
+// has (another sink racing to add it) is accepted when the new type fits
+// the existing one (the same type, int into long, float into double, long
+// into double, a struct, list or map whose fields fit), else it fails
+// with [ErrColumnConflict] and changes nothing. A lost race with another
+// commit is retried on the reloaded table. The change is recorded in the
+// table property icerun.schema-change.<schema id>, as
 // table.Writer.AddColumn does.
 func (s *Sink) AddColumns(ctx context.Context, cols ...Column) error {
 	if s.closed {
@@ -72,10 +78,10 @@ func (s *Sink) AddColumns(ctx context.Context, cols ...Column) error {
 		txn := tbl.NewTransaction()
 		upd := txn.UpdateSchema(true, false)
 		note := "add column"
-		for _, c := range missing {
+		for _, a := range missing {
 			next := 0
-			upd.AddColumn([]string{c.Name}, renumber(c.Type, &next), "", false, nil)
-			note += fmt.Sprintf(" %s %s", c.Name, c.Type)
+			upd.AddColumn(a.path, renumber(a.typ, &next), "", false, nil)
+			note += fmt.Sprintf(" %s %s", strings.Join(a.path, "."), a.typ)
 		}
 		if err := upd.Commit(); err != nil {
 			return fmt.Errorf("sink: %s: %w: %w", s.name, table.ErrSchemaChange, err)
@@ -111,29 +117,80 @@ func (s *Sink) adopt(tbl *icetable.Table) error {
 	return nil
 }
 
-// columnsToAdd is cols less those sch has (by name, case-sensitive) with
-// a type they fit.
-func columnsToAdd(sch *iceberg.Schema, cols []Column) ([]Column, error) {
-	var out []Column
+// addition is a column or nested field to add: its path (a list's
+// element is "element", a map's value "value") and its type.
+type addition struct {
+	path []string
+	typ  iceberg.Type
+}
+
+// columnsToAdd is what cols hold that sch lacks: whole columns by name
+// (case-sensitive), and the fields new to a struct the table has.
+func columnsToAdd(sch *iceberg.Schema, cols []Column) ([]addition, error) {
+	var out []addition
 	seen := map[string]bool{}
 	for _, c := range cols {
 		if c.Name == "" || c.Type == nil {
 			return nil, fmt.Errorf("%w: column with an empty name or no type", table.ErrSchemaChange)
 		}
-		if seen[c.Name] {
-			continue
-		}
-		seen[c.Name] = true
 		f, ok := sch.FindFieldByName(c.Name)
 		if !ok {
-			out = append(out, c)
+			if !seen[c.Name] {
+				out = append(out, addition{path: []string{c.Name}, typ: c.Type})
+			}
+			seen[c.Name] = true
 			continue
 		}
-		if !typeFits(c.Type, f.Type) {
-			return nil, fmt.Errorf("%w: %s is %s, the new value is %s", ErrColumnConflict, c.Name, f.Type, c.Type)
+		var err error
+		if out, err = nestedToAdd(out, []string{c.Name}, c.Type, f.Type); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// nestedToAdd appends to out the fields of v (the type of the values
+// at path) the column type col lacks; a value that fits col no other way
+// is an [ErrColumnConflict].
+func nestedToAdd(out []addition, path []string, v, col iceberg.Type) ([]addition, error) {
+	at := func(name string) []string { return append(slices.Clone(path), name) }
+	switch vt := v.(type) {
+	case *iceberg.StructType:
+		ct, ok := col.(*iceberg.StructType)
+		if !ok {
+			break
+		}
+		for _, f := range vt.FieldList {
+			if f.Name == "" || f.Type == nil {
+				return nil, fmt.Errorf("%w: field of %s with an empty name or no type", table.ErrSchemaChange, strings.Join(path, "."))
+			}
+			cf, ok := structField(ct, f.Name)
+			if !ok {
+				if !slices.ContainsFunc(out, func(a addition) bool { return slices.Equal(a.path, at(f.Name)) }) {
+					out = append(out, addition{path: at(f.Name), typ: f.Type})
+				}
+				continue
+			}
+			var err error
+			if out, err = nestedToAdd(out, at(f.Name), f.Type, cf.Type); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case *iceberg.ListType:
+		if ct, ok := col.(*iceberg.ListType); ok {
+			return nestedToAdd(out, at("element"), vt.Element, ct.Element)
+		}
+	case *iceberg.MapType:
+		if ct, ok := col.(*iceberg.MapType); ok && typeFits(vt.KeyType, ct.KeyType) {
+			return nestedToAdd(out, at("value"), vt.ValueType, ct.ValueType)
+		}
+	default:
+		if typeFits(v, col) {
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s is %s, the new value is %s", ErrColumnConflict, strings.Join(path, "."), col, v)
 }
 
 // typeFits reports whether values of type v can be stored in a column of

@@ -34,8 +34,8 @@ const (
 
 // deleteWriter writes the delete files of one partition's row delta:
 // deletion vectors (Puffin, deletion-vector-v1, with iceberg-go's
-// dv.DVWriter) on format v3, one position delete file (Parquet, sorted
-// by file and position) on v2. iceberg-go v0.7.0 has no public writer of
+// dv.DVWriter) on format v3, file-scoped position delete files (Parquet,
+// one per data file, sorted by position) on v2. iceberg-go v0.7.0 has no public writer of
 // position delete files (its Transaction.Delete writes them internally),
 // so they are written here with arrow-go's pqarrow.
 type deleteWriter struct {
@@ -84,8 +84,9 @@ func (w *deleteWriter) location(ext string) (string, error) {
 }
 
 // write writes the delete files that delete the hits of found. It
-// returns them, the deletion vectors they supersede, and the number of
-// rows they delete.
+// returns them, the delete files they supersede (deletion vectors, or
+// file-scoped position delete files, whose positions they hold too), and
+// the number of rows they newly delete.
 func (w *deleteWriter) write(ctx context.Context, found []located) (deletes, superseded []iceberg.DataFile, rows int64, err error) {
 	if len(found) == 0 {
 		return nil, nil, 0, nil
@@ -97,7 +98,7 @@ func (w *deleteWriter) write(ctx context.Context, found []located) (deletes, sup
 	if w.tbl.Metadata().Version() >= 3 {
 		deletes, superseded, err = w.vectors(ctx, found)
 	} else {
-		deletes, err = w.positionFile(found)
+		deletes, superseded, err = w.positionFiles(found)
 	}
 	return deletes, superseded, rows, err
 }
@@ -129,9 +130,39 @@ func (w *deleteWriter) vectors(ctx context.Context, found []located) (deletes, s
 	return deletes, superseded, err
 }
 
-// positionFile writes one position delete file with the hits of found,
-// sorted by data file and position, as the spec requires.
-func (w *deleteWriter) positionFile(found []located) ([]iceberg.DataFile, error) {
+// positionFiles writes a file-scoped position delete file per data file
+// of found: its hits and the positions its file-scoped position delete
+// files deleted before (carried), which it supersedes, so that a data
+// file keeps at most one such file however many changes hit it, and a
+// reader applies one delete file per data file, as with a deletion
+// vector (Java's Spark writes v2 deletes so with file granularity).
+// Position delete files of several data files (other writers') stay:
+// their positions are not repeated.
+func (w *deleteWriter) positionFiles(found []located) (deletes, superseded []iceberg.DataFile, err error) {
+	for _, l := range found {
+		pos := l.hit
+		if l.carried != nil && !l.carried.IsEmpty() {
+			pos = make([]int64, 0, int(l.carried.Cardinality())+len(l.hit))
+			for p := range l.carried.Positions() {
+				pos = append(pos, int64(p))
+			}
+			pos = append(pos, l.hit...)
+			slices.Sort(pos)
+			pos = slices.Compact(pos)
+		}
+		f, err := w.positionFile(l.task.File.FilePath(), pos)
+		if err != nil {
+			return nil, nil, err
+		}
+		deletes = append(deletes, f)
+		superseded = append(superseded, l.scoped...)
+	}
+	return deletes, superseded, nil
+}
+
+// positionFile writes a position delete file of the ascending positions
+// pos of data file path.
+func (w *deleteWriter) positionFile(path string, pos []int64) (iceberg.DataFile, error) {
 	fieldID := func(id int) arrow.Metadata {
 		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)})
 	}
@@ -142,14 +173,10 @@ func (w *deleteWriter) positionFile(found []located) ([]iceberg.DataFile, error)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	paths, poss := b.Field(0).(*array.StringBuilder), b.Field(1).(*array.Int64Builder)
-	var n int64
-	for _, l := range found {
-		for _, p := range l.hit {
-			paths.Append(l.task.File.FilePath())
-			poss.Append(p)
-			n++
-		}
+	for range pos {
+		paths.Append(path)
 	}
+	poss.AppendValues(pos, nil)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	loc, err := w.location("parquet")
@@ -160,24 +187,18 @@ func (w *deleteWriter) positionFile(found []located) ([]iceberg.DataFile, error)
 	if err != nil {
 		return nil, err
 	}
-	first, last := found[0].task.File.FilePath(), found[len(found)-1].task.File.FilePath()
-	lowPos, highPos := found[0].hit[0], found[0].hit[0]
-	for _, l := range found {
-		lowPos, highPos = min(lowPos, l.hit[0]), max(highPos, l.hit[len(l.hit)-1])
-	}
+	n := int64(len(pos))
 	le := func(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
 	fb, err := iceberg.NewDataFileBuilder(w.spec, iceberg.EntryContentPosDeletes, loc, iceberg.ParquetFile, w.values, nil, nil, n, size)
 	if err != nil {
 		return nil, err
 	}
-	fb.LowerBoundValues(map[int][]byte{posDeleteFilePathID: []byte(first), posDeletePosID: le(lowPos)}).
-		UpperBoundValues(map[int][]byte{posDeleteFilePathID: []byte(last), posDeletePosID: le(highPos)}).
+	fb.LowerBoundValues(map[int][]byte{posDeleteFilePathID: []byte(path), posDeletePosID: le(pos[0])}).
+		UpperBoundValues(map[int][]byte{posDeleteFilePathID: []byte(path), posDeletePosID: le(pos[len(pos)-1])}).
 		ValueCounts(map[int]int64{posDeleteFilePathID: n, posDeletePosID: n}).
-		NullValueCounts(map[int]int64{posDeleteFilePathID: 0, posDeletePosID: 0})
-	if first == last {
-		fb.ReferencedDataFile(first)
-	}
-	return []iceberg.DataFile{fb.Build()}, nil
+		NullValueCounts(map[int]int64{posDeleteFilePathID: 0, posDeletePosID: 0}).
+		ReferencedDataFile(path)
+	return fb.Build(), nil
 }
 
 // writeParquet writes rec to a new Parquet file at loc and returns its size.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -31,6 +32,13 @@ type located struct {
 	task     icetable.FileScanTask
 	existing *dv.RoaringPositionBitmap // positions deleted before (its vector and position deletes)
 	hit      []int64                   // live positions whose key the change holds, ascending
+	// scoped are the position delete files that delete rows of this data
+	// file only (file-scoped), carried the positions they delete: a new
+	// file-scoped position delete file holds them with the hits and
+	// replaces them, so that the data file keeps one (as a deletion
+	// vector does on v3).
+	scoped  []iceberg.DataFile
+	carried *dv.RoaringPositionBitmap
 }
 
 // rowMatcher picks the rows a change deletes from a batch of a data
@@ -161,11 +169,13 @@ func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask) ([]
 		}
 	}
 	type fileResult struct {
-		hit    []int64
-		exist  *dv.RoaringPositionBitmap
-		rowIDs map[string]int64
-		done   bool
-		err    error
+		hit     []int64
+		exist   *dv.RoaringPositionBitmap
+		carried *dv.RoaringPositionBitmap
+		scoped  []iceberg.DataFile
+		rowIDs  map[string]int64
+		done    bool
+		err     error
 	}
 	res := make([]fileResult, len(tasks))
 	parent := ctx
@@ -180,7 +190,7 @@ func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask) ([]
 			defer wg.Done()
 			for i := range next {
 				r := &res[i]
-				if r.exist, r.err = l.deleted(tasks[i]); r.err == nil {
+				if r.exist, r.carried, r.scoped, r.err = l.deleted(tasks[i]); r.err == nil {
 					r.hit, r.rowIDs, r.err = l.scan(ctx, m, tasks[i], r.exist)
 					if r.err != nil {
 						r.err = fmt.Errorf("data file %s: %w", tasks[i].File.FilePath(), r.err)
@@ -228,41 +238,59 @@ feed:
 			}
 		}
 		if len(r.hit) > 0 {
-			out = append(out, located{task: tasks[i], existing: r.exist, hit: r.hit})
+			out = append(out, located{task: tasks[i], existing: r.exist, hit: r.hit, scoped: r.scoped, carried: r.carried})
 		}
 	}
 	return out, nil
 }
 
 // deleted are the positions of t's data file that its delete files
-// delete: its deletion vector and its position delete files.
-func (l *locator) deleted(t icetable.FileScanTask) (*dv.RoaringPositionBitmap, error) {
-	out := dv.NewRoaringPositionBitmap()
-	for _, f := range t.DeletionVectorFiles {
-		b, err := dv.ReadDV(l.fsys, f)
-		if err != nil {
-			return nil, fmt.Errorf("deletion vector %s: %w", f.FilePath(), err)
-		}
-		out.Or(b)
-	}
-	for _, f := range t.DeleteFiles {
+// delete: its deletion vector and its position delete files; carried are
+// those of its file-scoped position delete files, scoped.
+func (l *locator) deleted(t icetable.FileScanTask) (existing, carried *dv.RoaringPositionBitmap, scoped []iceberg.DataFile, err error) {
+	existing, carried = dv.NewRoaringPositionBitmap(), dv.NewRoaringPositionBitmap()
+	for _, f := range slices.Concat(t.DeletionVectorFiles, t.DeleteFiles) {
 		if icetable.IsDeletionVector(f) {
 			b, err := dv.ReadDV(l.fsys, f)
 			if err != nil {
-				return nil, fmt.Errorf("deletion vector %s: %w", f.FilePath(), err)
+				return nil, nil, nil, fmt.Errorf("deletion vector %s: %w", f.FilePath(), err)
 			}
-			out.Or(b)
+			existing.Or(b)
 			continue
 		}
 		byFile, err := l.positionDeletes(f)
 		if err != nil {
-			return nil, fmt.Errorf("position delete file %s: %w", f.FilePath(), err)
+			return nil, nil, nil, fmt.Errorf("position delete file %s: %w", f.FilePath(), err)
+		}
+		own := fileScoped(f) == t.File.FilePath()
+		if own {
+			scoped = append(scoped, f)
 		}
 		for _, p := range byFile[t.File.FilePath()] {
-			out.Set(uint64(p))
+			existing.Set(uint64(p))
+			if own {
+				carried.Set(uint64(p))
+			}
 		}
 	}
-	return out, nil
+	return existing, carried, scoped, nil
+}
+
+// fileScoped is the data file whose rows position delete file f deletes
+// when it deletes rows of one data file only: its referenced_data_file,
+// else the file_path column's bounds when they are equal (as Java's
+// ContentFileUtil.referencedDataFile reads them); "" when f may delete
+// rows of several.
+func fileScoped(f iceberg.DataFile) string {
+	if p := f.ReferencedDataFile(); p != nil {
+		return *p
+	}
+	lo, ok1 := f.LowerBoundValues()[posDeleteFilePathID]
+	hi, ok2 := f.UpperBoundValues()[posDeleteFilePathID]
+	if ok1 && ok2 && len(lo) > 0 && string(lo) == string(hi) {
+		return string(lo)
+	}
+	return ""
 }
 
 // positionDeletes reads a position delete file (Parquet: file_path, pos),

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/backfill"
@@ -33,6 +34,12 @@ type request struct {
 	// the rows of day's partition when it is larger (upsert).
 	Parts   int `json:"parts,omitempty"`
 	DayRows int `json:"day_rows,omitempty"`
+	// MORUpserts: after DayRows, that many merge-on-read upserts of 10k
+	// changed and 10k new rows (morUpserts); for engine
+	// spark-scan-compacted the partition is compacted after them.
+	MORUpserts int `json:"mor_upserts,omitempty"`
+	// Format is the table's format version ("": iceberg-go's default, 2).
+	Format string `json:"format,omitempty"`
 }
 
 // outcome is what a measured step prints (seconds).
@@ -53,6 +60,16 @@ func prepare(ctx context.Context, req request) error {
 	cat, err := internal.OpenSQLite(ctx, req.Dir)
 	if err != nil {
 		return err
+	}
+	if req.Format != "" {
+		if err := cat.CreateNamespace(ctx, catalog.NamespaceFromIdent(benchTable), nil); err != nil {
+			return err
+		}
+		spec := orderdata.Spec
+		if _, err := cat.CreateTable(ctx, benchTable, orderdata.Schema, catalog.WithPartitionSpec(&spec),
+			catalog.WithProperties(iceberg.Properties{"format-version": req.Format})); err != nil {
+			return err
+		}
 	}
 	if err := orderdata.CreateTable(ctx, cat, benchTable); err != nil {
 		return err
@@ -82,6 +99,13 @@ func prepare(ctx context.Context, req request) error {
 		if _, err := w.ReplacePartition(ctx, key, rdr); err != nil {
 			return err
 		}
+	}
+	if req.MORUpserts > 0 {
+		mw, err := table.Open(ctx, cat, benchTable, table.WithWriteMode(table.MergeOnRead))
+		if err != nil {
+			return err
+		}
+		return morUpserts(ctx, mw, req.DayRows, req.MORUpserts, req.Engine == "spark-scan-compacted")
 	}
 	return nil
 }
@@ -121,9 +145,12 @@ func runGo(ctx context.Context, req request) (outcome, error) {
 	}
 	defer stop()
 	start, cpu0 := time.Now(), cpuSeconds()
-	if req.Scenario == "backfill" {
+	switch req.Scenario {
+	case "backfill":
 		out.First10, out.Last10, err = backfillGo(ctx, req, w)
-	} else {
+	case "compact":
+		err = compactGo(ctx, w)
+	default:
 		var rdr array.RecordReader
 		if req.Engine == "icerun" || req.Engine == "icerun-mor" { // icerun's own reader: pages through a buffer, not whole column chunks
 			rdr, err = parquetfile.Open(ctx, []string{req.Input})

@@ -21,7 +21,7 @@
 // the peers are peers/peer.py (embedded) run with $ICERUN_PYTHON:
 //
 //	eval "$(scripts/engines)"
-//	go run ./cmd/icerun-bench -peers [-runs 3] [-scenarios replace,dynamic,size,backfill,upsert,upsert10m,upsert10m-new] [-engines ...] [-backfill 400x10000]
+//	go run ./cmd/icerun-bench -peers [-runs 3] [-scenarios replace,dynamic,size,backfill,upsert,upsert10m,upsert10m-new,compact10m,read10m] [-engines ...] [-backfill 400x10000]
 //
 // Scenarios: replace one day of -rows rows; a dynamic overwrite of 30
 // days x 100k rows; replace one day of 10k rows in a table of -partitions
@@ -77,7 +77,7 @@ func main() {
 	batchFlag := flag.String("batch", "8192", "input batch rows for the throughput runs (iceberg-go's writer queues up to 64 batches)")
 	runsFlag := flag.Int("runs", 5, "rounds of the throughput runs (the partition runs get twice as many, plus one); -peers: rounds of every scenario")
 	peers := flag.Bool("peers", false, "run icerun beside raw iceberg-go, PyIceberg, Spark and the Parquet floor instead; Python from $ICERUN_PYTHON")
-	scenarios := flag.String("scenarios", "", "-peers: comma-separated subset of replace,dynamic,size,backfill,upsert,upsert10m,upsert10m-new (default all)")
+	scenarios := flag.String("scenarios", "", "-peers: comma-separated subset of replace,dynamic,size,backfill,upsert,upsert10m,upsert10m-new,compact10m,read10m (default all)")
 	enginesFlag := flag.String("engines", "", "-peers: comma-separated subset of icerun,raw,pyiceberg,spark-cow,spark-mor,pqarrow,pyarrow (default all)")
 	backfillFlag := flag.String("backfill", "400x10000", "-peers: days x rows per day of the backfill scenario")
 	sinkPeers := flag.Bool("sink-peers", false, "run icerun's Kafka sink beside Apache Iceberg's Kafka Connect sink instead; broker from $ICERUN_KAFKA_BROKERS, Connect from $ICERUN_CONNECT")

@@ -68,7 +68,19 @@ func peerBlocks(rows []int, parts []int, bfDays, bfRows int, only, engines strin
 	if want("upsert10m") {
 		bs = append(bs, block{"6. upsert 10k changed + 10k new into 10M rows", "upsert",
 			input{"upsert-10000000", 1, 10_000_000, true, false}, request{DayRows: 10_000_000},
-			[]string{"icerun", "icerun-mor"}})
+			[]string{"icerun", "icerun-mor", "pyiceberg", "spark-cow", "spark-mor"}})
+	}
+	for _, f := range []string{"2", "3"} {
+		if want("compact10m") {
+			bs = append(bs, block{"8. compact 10M rows + 20 upserts, v" + f, "compact",
+				input{"day-10000", 1, 10_000, false, false}, request{DayRows: 10_000_000, MORUpserts: 20, Format: f},
+				[]string{"icerun", "spark-compact"}})
+		}
+		if want("read10m") {
+			bs = append(bs, block{"9. Spark full scan, 10M rows + 20 upserts, v" + f, "scan",
+				input{"day-10000", 1, 10_000, false, false}, request{DayRows: 10_000_000, MORUpserts: 20, Format: f},
+				[]string{"spark-scan-mor", "spark-scan-compacted"}})
+		}
 	}
 	if want("upsert10m-new") {
 		bs = append(bs, block{"7. upsert 20k new into 10M rows", "upsert",
@@ -188,6 +200,11 @@ func tail(s string, n int) string {
 // printBlock prints one line per engine of b.
 func printBlock(b block, res [][]measured) {
 	base := slices.Index(b.engines, "icerun")
+	var baseNote string
+	if base < 0 { // a block of peers only: ratios to its last engine
+		base = len(b.engines) - 1
+		baseNote = "vs " + b.engines[base]
+	}
 	for i, eng := range b.engines {
 		var wall, cpu, peak, ratio, startup, laps []float64
 		for j, m := range res[i] {
@@ -203,6 +220,9 @@ func printBlock(b block, res [][]measured) {
 			}
 		}
 		var notes []string
+		if baseNote != "" {
+			notes = append(notes, baseNote)
+		}
 		if len(startup) > 0 {
 			notes = append(notes, fmt.Sprintf("JVM+session %.1f s (%.1f-%.1f)", median(startup), slices.Min(startup), slices.Max(startup)))
 		}

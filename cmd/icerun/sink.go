@@ -25,7 +25,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", "json", "message format: json (objects, fields mapped to columns by name) or avro (with -avro-schemas or -avro-schema)")
 	avroSchemas := fs.String("avro-schemas", "", "with -format avro: messages in the Confluent wire format (magic byte 0, 4-byte schema id, Avro datum), writer schemas read from DIR/<id>.avsc (no schema registry client)")
 	avroSchema := fs.String("avro-schema", "", "with -format avro: each message is one bare Avro datum written with the schema in this .avsc file")
-	evolve := fs.Bool("evolve", false, "add an optional column to the table for a message field it lacks (type from the Avro writer schema, or from the JSON value), in a commit of its own before the rows that need it; without it such fields are ignored")
+	evolve := fs.Bool("evolve", false, "add an optional column to the table for a message field it lacks, and an optional field to a struct column for a field inside it the struct lacks (type from the Avro writer schema, or from the JSON value), in a commit of its own before the rows that need it; without it such fields are ignored")
 	rows := fs.Int64("commit-rows", 100_000, "commit once this many rows are pending")
 	bytes := fs.Int64("commit-bytes", 64<<20, "commit once the pending rows hold this many bytes")
 	interval := fs.Duration("commit-interval", 10*time.Second, "commit once the oldest pending row waited this long")

@@ -61,7 +61,7 @@ func Append(ctx context.Context, cat catalog.Catalog, ar AppendRequest) (commit.
 	req := &Request{
 		Op: ar.Op, Ident: ar.Ident, TableUUID: ar.TableUUID, Spec: ar.Spec, SchemaID: ar.SchemaID,
 		Token: ar.Token, Policy: ar.Policy, Lock: ar.Lock, Committed: ar.Committed, Attempted: ar.Attempted,
-		Base: ar.Base,
+		Base:  ar.Base,
 		Parts: []Part{{Files: ar.Files}}, // for the paths an unknown outcome reports
 	}
 	var res commit.Result

@@ -21,9 +21,10 @@ type Delta struct {
 	Key     partition.Key
 	Data    []iceberg.DataFile // new data files of Key
 	Deletes []iceberg.DataFile // new delete files of Key
-	// Superseded are live deletion vectors of Key that a vector of
-	// Deletes replaces (it holds their positions too): removed in the
-	// same snapshot, so that a data file keeps one vector.
+	// Superseded are live delete files of Key that a file of Deletes
+	// replaces (it holds their positions too): deletion vectors, or
+	// file-scoped position delete files; removed in the same snapshot,
+	// so that a data file keeps one of them.
 	Superseded []iceberg.DataFile
 	// Base are the live files of Key (data and delete files, as [Files]
 	// returns them) the delta was planned on: positions are only valid
@@ -166,7 +167,7 @@ func sameFiles(a, b []iceberg.DataFile) bool {
 }
 
 // after are the live files of d's partition once d is committed: its
-// Base without the superseded vectors, with the new files.
+// Base without the superseded delete files, with the new files.
 func after(d Delta) []iceberg.DataFile {
 	gone := make(map[string]bool, len(d.Superseded))
 	for _, f := range d.Superseded {

@@ -49,6 +49,7 @@ func (d *avroDecoder) planFor(w avro.Schema) *avroPlan {
 				p.newCol = append(p.newCol, sink.Column{Name: f.Name(), Type: t})
 			}
 		}
+		p.newCol = append(p.newCol, newNestedFields(rs, rec, d.sc)...)
 	}
 	return p
 }
@@ -95,8 +96,8 @@ func (d *avroDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 		}
 		good = append(good, i)
 		for _, c := range p.newCol { // of the rows, not of the rejects
-			if !seen[c.Name] {
-				seen[c.Name] = true
+			if key := c.Name + " " + c.Type.String(); !seen[key] {
+				seen[key] = true
 				out.NewColumns = append(out.NewColumns, c)
 			}
 		}

@@ -31,24 +31,12 @@ type recordStep struct {
 // compileRecord maps the fields of w to targets by field id (a writer
 // field's "field-id" property the targets have), else by name.
 func compileRecord(w *avro.RecordSchema, targets []arrow.Field) (*recordPlan, error) {
-	byID, byName := map[int]int{}, map[string]int{}
-	for i, f := range targets {
-		if id, ok := arrowFieldID(f); ok {
-			byID[id] = i
-		}
-		byName[f.Name] = i
-	}
 	p := &recordPlan{}
+	cols := matchFields(w, targets)
 	used := make([]bool, len(targets))
-	for _, wf := range w.Fields() {
-		col, ok := -1, false
-		if id, has := fieldID(wf); has {
-			col, ok = byID[id]
-		}
-		if !ok {
-			col, ok = byName[wf.Name()]
-		}
-		if !ok || used[col] {
+	for i, wf := range w.Fields() {
+		col := cols[i]
+		if col < 0 {
 			p.unknown = append(p.unknown, wf)
 			p.steps = append(p.steps, recordStep{skip: skipper(wf.Type())})
 			continue
@@ -70,6 +58,38 @@ func compileRecord(w *avro.RecordSchema, targets []arrow.Field) (*recordPlan, er
 		p.absent = append(p.absent, i)
 	}
 	return p, nil
+}
+
+// matchFields maps the fields of w to targets by field id (a writer
+// field's "field-id" property the targets have), else by name: the
+// target's index per writer field, -1 for none (or one taken by an
+// earlier writer field).
+func matchFields(w *avro.RecordSchema, targets []arrow.Field) []int {
+	byID, byName := map[int]int{}, map[string]int{}
+	for i, f := range targets {
+		if id, ok := arrowFieldID(f); ok {
+			byID[id] = i
+		}
+		byName[f.Name] = i
+	}
+	out := make([]int, len(w.Fields()))
+	used := make([]bool, len(targets))
+	for i, wf := range w.Fields() {
+		col, ok := -1, false
+		if id, has := fieldID(wf); has {
+			col, ok = byID[id]
+		}
+		if !ok {
+			col, ok = byName[wf.Name()]
+		}
+		if !ok || used[col] {
+			out[i] = -1
+			continue
+		}
+		used[col] = true
+		out[i] = col
+	}
+	return out
 }
 
 // compile makes the decoder of Avro values of type w into the builder of

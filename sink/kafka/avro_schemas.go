@@ -101,7 +101,8 @@ func AvroConfluent(schemas map[int32]avro.Schema) Format {
 // The writer schema must be a record. Its fields map to the table's
 // columns by Iceberg field id when they carry a "field-id" property the
 // table has, else by name (case-sensitive); fields the table lacks are
-// skipped (or, with evolve, reported as new columns), and columns the
+// skipped (or, with evolve, reported as new columns, or new fields of
+// the struct columns whose records have them), and columns the
 // writer lacks are null (a required one rejects the message). Nested
 // records, arrays and maps map to structs, lists and maps alike, and
 // unions with null to optional values. Types: boolean; int into int, long,

@@ -28,8 +28,10 @@ type Decoded struct {
 	Rows arrow.RecordBatch // one row per record not in Bad, in order
 	Bad  []Rejected        // by increasing Index
 	// NewColumns are fields of the records the schema lacks, with the
-	// type a column for them takes; only decoders made to evolve report
-	// them, and their values are not in Rows.
+	// type a column for them takes, and, for a struct column (or a list
+	// or map of structs) whose values have fields it lacks, the column
+	// with a type of only those fields; only decoders made to evolve
+	// report them, and their values are not in Rows.
 	NewColumns []sink.Column
 }
 
@@ -59,10 +61,12 @@ type Config struct {
 	// Format, used when Decode is nil, makes the decoder from the sink's
 	// table schema, and again whenever that schema changes.
 	Format Format
-	// Evolve (with Format) adds the columns the decoder reports new to the
-	// table ([sink.Sink.AddColumns]: the pending rows are committed first,
-	// then the schema change), then decodes the records again with the
-	// new schema. Without it, fields the table lacks are ignored.
+	// Evolve (with Format) adds the columns and the fields of struct
+	// columns the decoder reports new to the table
+	// ([sink.Sink.AddColumns]: the pending rows are committed first, then
+	// the schema change), then decodes the records again with the new
+	// schema (and adds what they still report new, up to three changes a
+	// poll). Without it, fields the table lacks are ignored.
 	Evolve bool
 	// MaxPollRecords bounds the records handled per poll (default 10,000).
 	MaxPollRecords int
@@ -257,13 +261,20 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 	return werr
 }
 
+// evolveRounds bounds the schema changes of one poll: each adds what
+// the records decoded for the schema before report new.
+const evolveRounds = 3
+
 // write hands the records of part to the sink in offset order: runs of
 // decoded rows to Write, each record the decoder rejected to Reject, and so
 // is a record whose row the table cannot hold (a *sink.RowError of Write):
 // one bad message never stops the stream.
 func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) error {
 	d, err := c.decode(recs)
-	if err == nil && len(d.NewColumns) > 0 && c.cfg.Evolve {
+	// A change can make more new fields visible (a struct column added
+	// for one writer schema, with a field more in another): up to
+	// evolveRounds changes per poll.
+	for round := 0; err == nil && len(d.NewColumns) > 0 && c.cfg.Evolve && round < evolveRounds; round++ {
 		d.Rows.Release()
 		c.log.Info("kafka sink: new fields", slog.Any("columns", d.NewColumns))
 		if err := c.s.AddColumns(ctx, d.NewColumns...); err != nil {

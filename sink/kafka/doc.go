@@ -14,7 +14,9 @@
 // datums with one writer schema) or [AvroConfluent] (the Confluent wire
 // format, writer schemas by id from .avsc files: no schema registry
 // client). With [Config.Evolve] a field the table lacks becomes an
-// optional column ([sink.Sink.AddColumns]) before the rows that carry it.
+// optional column, and a field inside a struct column the struct lacks an
+// optional field of it ([sink.Sink.AddColumns]), before the rows that
+// carry it.
 //
 // Keeping this package apart from package sink means a program that does
 // not read Kafka never links a Kafka client.

@@ -36,7 +36,9 @@ func JSON(sc *arrow.Schema) Decoder {
 }
 
 // JSONFormat is the [Format] of [JSON] messages. With evolve, a field the
-// schema lacks is reported as a new column of the type its values take:
+// schema lacks, at the top or inside the objects of a struct column, is
+// reported as a new column (or new fields of the struct column) of the
+// type its values take:
 // an integral number long, another number double, text string, true or
 // false boolean, an object a struct of its fields, an array a list of its
 // elements' type (long and double make double); a field that is null in
@@ -50,11 +52,14 @@ func JSONFormat() Format {
 func newJSONDecoder(sc *arrow.Schema, evolve bool) *jsonDecoder {
 	d := &jsonDecoder{sc: sc, times: map[string]arrow.DataType{}, nestedTimes: map[string]arrow.DataType{}}
 	if evolve {
-		d.known = map[string]bool{}
+		d.known, d.structs = map[string]bool{}, map[string]arrow.DataType{}
 	}
 	for i, f := range sc.Fields() {
 		if d.known != nil {
 			d.known[f.Name] = true
+			if holdsStruct(f.Type) {
+				d.structs[f.Name] = f.Type
+			}
 		}
 		if !f.Nullable {
 			d.required = append(d.required, i)
@@ -83,6 +88,7 @@ type jsonDecoder struct {
 	timeUnits   []arrow.TimeUnit          // their units
 	nestedTimes map[string]arrow.DataType // columns holding timestamps deeper
 	known       map[string]bool           // the columns' names; nil unless evolving
+	structs     map[string]arrow.DataType // the columns holding structs; nil unless evolving
 }
 
 // normalize rewrites the RFC 3339 text of a message's timestamps to
@@ -166,7 +172,7 @@ func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 	sortRejected(bad)
 	out := Decoded{Rows: rows, Bad: bad}
 	if d.known != nil { // the new fields of the rows, not of the rejects
-		news := &jsonNewFields{known: d.known, types: map[string]iceberg.Type{}}
+		news := &jsonNewFields{known: d.known, structs: d.structs, types: map[string]iceberg.Type{}}
 		for _, i := range keep {
 			news.add(values[i])
 		}
@@ -228,10 +234,42 @@ func (d *jsonDecoder) reason(value []byte, err error) string {
 		ferr := unmarshal(b, one)
 		b.Release()
 		if ferr != nil {
-			return fmt.Sprintf("field %q: %v", f.Name, ferr)
+			return fmt.Sprintf("field %q: %s", f.Name, errorText(ferr, fmt.Sprintf("a JSON %s does not fit the column type %s", jsonKind(v), f.Type)))
 		}
 	}
+	return errorText(err, "Arrow's JSON reader refused it")
+}
+
+// errorText is err's text, or otherwise when err's Error method panics
+// (arrow-go's JSON reader returns a *json.UnmarshalTypeError without a
+// Type for a value of the wrong kind for a struct, list or map column).
+func errorText(err error, otherwise string) (text string) {
+	defer func() {
+		if recover() != nil {
+			text = otherwise
+		}
+	}()
 	return err.Error()
+}
+
+// jsonKind names the kind of the JSON value v.
+func jsonKind(v json.RawMessage) string {
+	t := bytes.TrimLeft(v, " \t\r\n")
+	switch {
+	case len(t) == 0:
+		return "value"
+	case t[0] == '"':
+		return "string"
+	case t[0] == '{':
+		return "object"
+	case t[0] == '[':
+		return "array"
+	case t[0] == 't' || t[0] == 'f':
+		return "boolean"
+	case t[0] == 'n':
+		return "null"
+	}
+	return "number"
 }
 
 var errNotObject = errors.New("not a JSON object")

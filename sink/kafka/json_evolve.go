@@ -6,17 +6,21 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 
 	"github.com/icerun/icerun/sink"
 )
 
 // jsonNewFields collects the fields of the messages the schema lacks and
-// the type a column for them takes, merged over the messages of a poll.
+// the type a column for them takes, merged over the messages of a poll:
+// top-level fields, and fields inside the values of the columns holding
+// structs (the new part of their type, see newInside).
 type jsonNewFields struct {
-	known map[string]bool
-	types map[string]iceberg.Type
-	order []string
+	known   map[string]bool
+	structs map[string]arrow.DataType // the columns holding structs
+	types   map[string]iceberg.Type
+	order   []string
 }
 
 // add notes the unknown fields of obj (a JSON object).
@@ -25,11 +29,24 @@ func (n *jsonNewFields) add(obj []byte) {
 	if json.Unmarshal(obj, &fields) != nil {
 		return
 	}
-	for name, v := range fields {
-		if n.known[name] || name == "" || strings.Contains(name, ".") {
-			continue // a column's, or a name no column can take as it is
+	var names []string // the fields that may be new, sorted
+	for name := range fields {
+		if _, nested := n.structs[name]; nested || !n.known[name] {
+			names = append(names, name)
 		}
-		t := inferJSON(v)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		v := fields[name]
+		var t iceberg.Type
+		switch col, ok := n.structs[name]; {
+		case ok:
+			t = newInside(inferJSON(v), col)
+		case name == "" || strings.Contains(name, "."):
+			continue // a name no column can take as it is
+		default:
+			t = inferJSON(v)
+		}
 		if t == nil {
 			continue // null alone: wait for a value
 		}

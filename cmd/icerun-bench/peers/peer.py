@@ -5,7 +5,8 @@ Run with $ICERUN_PYTHON from `eval "$(scripts/engines)"`:
     python peer.py '<json request>'
 
 The request names the engine (pyiceberg, spark-cow, spark-mor, pyarrow),
-the scenario (replace, dynamic, upsert, backfill, floor), the warehouse
+the scenario (replace, dynamic, upsert, backfill, floor; compact and scan
+read no input: Spark's rewrite_data_files, a full scan), the warehouse
 folder (catalog.db inside, as icerun's embedded catalog), the input Parquet
 file and the output file (floor). The table was prepared by icerun-bench;
 nothing here is timed but the job: from the first read of the input to the
@@ -86,6 +87,20 @@ def run_spark(req):
     clock = Clock(jvm)
     out = {"startup": startup, "startup_cpu": startup_cpu}
     t1, c1 = time.perf_counter(), clock.cpu()
+    if sc in ("compact", "scan"):
+        if sc == "compact":
+            # Every data file rewritten with its deletes applied, and the
+            # delete files left dangling removed, as icerun's Compact does.
+            spark.sql(
+                "CALL %s.system.rewrite_data_files(table => '%s', "
+                "options => map('rewrite-all', 'true', 'remove-dangling-deletes', 'true'))" % (CATALOG, TABLE)
+            ).collect()
+        else:
+            # Every row and column read with the deletes applied.
+            spark.table(full).write.format("noop").mode("overwrite").save()
+        out["wall"], out["cpu"] = time.perf_counter() - t1, clock.cpu() - c1
+        spark.stop()
+        return out
     df = spark.read.parquet(req["input"])
     if sc in ("replace", "dynamic"):
         df.createOrReplaceTempView("input")

@@ -1,0 +1,47 @@
+package kafka
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// A value of the wrong JSON kind for a struct, list or map column is
+// rejected with a reason that says so. Arrow's JSON reader reports it
+// with an error whose text panics; the reason must never carry that.
+func TestJSONRejectsAValueOfTheWrongKindByName(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.String},
+		{Name: "dev", Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true}), Nullable: true},
+		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
+		{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64), Nullable: true},
+	}, nil)
+	cases := map[string]string{
+		`{"id":"x","dev":"str"}`: `field "dev": a JSON string does not fit the column type struct`,
+		`{"id":"x","dev":5}`:     `field "dev": a JSON number does not fit the column type struct`,
+		`{"id":"x","dev":[1]}`:   `field "dev": a JSON array does not fit the column type struct`,
+		`{"id":"x","l":"s"}`:     `field "l": a JSON string does not fit the column type list`,
+		`{"id":"x","l":{"a":1}}`: `field "l": a JSON object does not fit the column type list`,
+		`{"id":"x","m":"s"}`:     `field "m": a JSON string does not fit the column type map`,
+		`{"id":"x","m":[1]}`:     `field "m": a JSON array does not fit the column type map`,
+	}
+	var values []string
+	for v := range cases {
+		values = append(values, v)
+	}
+	d, err := JSON(sc)(records(values...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Rows.Release()
+	if len(d.Bad) != len(values) || d.Rows.NumRows() != 0 {
+		t.Fatalf("rejected %d of %d records, kept %d rows", len(d.Bad), len(values), d.Rows.NumRows())
+	}
+	for _, b := range d.Bad {
+		v := values[b.Index]
+		if !strings.Contains(b.Reason, cases[v]) || strings.Contains(b.Reason, "PANIC") {
+			t.Errorf("%s: rejected with %q, want a reason with %q", v, b.Reason, cases[v])
+		}
+	}
+}
