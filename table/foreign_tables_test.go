@@ -362,6 +362,8 @@ func TestForeignSchemas(t *testing.T) {
 		"dotted name":                          with(iceberg.NestedField{ID: 20, Name: "a.b", Type: iceberg.PrimitiveTypes.Int64}),
 		"empty name":                           with(iceberg.NestedField{ID: 20, Name: "", Type: iceberg.PrimitiveTypes.Int64}),
 		"space name":                           with(iceberg.NestedField{ID: 20, Name: " ", Type: iceberg.PrimitiveTypes.Int64}),
+		"case twin of id":                      with(iceberg.NestedField{ID: 20, Name: "ID", Type: iceberg.PrimitiveTypes.String}),
+		"case twin of val":                     with(iceberg.NestedField{ID: 20, Name: "VAL", Type: iceberg.PrimitiveTypes.Int64}),
 		"far field ids":                        with(iceberg.NestedField{ID: 2_000_000_000, Name: "far", Type: iceberg.PrimitiveTypes.Int64}),
 		"required struct":                      with(iceberg.NestedField{ID: 20, Name: "rs", Required: true, Type: &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: 21, Name: "x", Type: iceberg.PrimitiveTypes.Int64, Required: true}}}}),
 		"map of lists":                         with(iceberg.NestedField{ID: 20, Name: "m", Type: &iceberg.MapType{KeyID: 21, KeyType: iceberg.PrimitiveTypes.Int64, ValueID: 22, ValueType: &iceberg.ListType{ElementID: 23, Element: iceberg.PrimitiveTypes.String}}}),
@@ -445,4 +447,27 @@ func TestForeignSortOrderSinkCompact(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, done)
 	require.Equal(t, string(before), string(catalogtest.CanonicalScan(t, cat, ident)))
+}
+
+// TestForeignNanosecondPartitions: format v3 nanosecond timestamps under
+// every transform that takes them.
+func TestForeignNanosecondPartitions(t *testing.T) {
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "val", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "tns", Type: iceberg.PrimitiveTypes.TimestampNs},
+		iceberg.NestedField{ID: 4, Name: "tnstz", Type: iceberg.PrimitiveTypes.TimestampTzNs},
+	)
+	for _, src := range []int{3, 4} {
+		for _, tr := range []iceberg.Transform{iceberg.IdentityTransform{}, iceberg.YearTransform{}, iceberg.MonthTransform{},
+			iceberg.DayTransform{}, iceberg.HourTransform{}, iceberg.BucketTransform{NumBuckets: 4}} {
+			t.Run(fmt.Sprintf("%d/%s", src, tr), func(t *testing.T) {
+				t.Parallel()
+				runForeign(t, func(t *testing.T, cat catalog.Catalog) icetable.Identifier {
+					spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{src}, FieldID: 1000, Name: "p", Transform: tr})
+					return createForeign(t, cat, sch, spec, iceberg.Properties{"format-version": "3"})
+				})
+			})
+		}
+	}
 }
