@@ -18,14 +18,18 @@ import (
 )
 
 // positive are the properties that must be integers above 0 (Iceberg
-// Java refuses the others too), with the largest value the writers take.
-var positive = map[string]int64{
-	"write.parquet.row-group-size-bytes": math.MaxInt64,
-	"write.parquet.row-group-limit":      math.MaxInt64,
-	"write.parquet.page-size-bytes":      math.MaxInt64,
-	"write.parquet.dict-size-bytes":      math.MaxInt64,
+// Java refuses the others too), in the order Check looks at them, with
+// the largest value the writers take.
+var positive = []struct {
+	key string
+	max int64
+}{
+	{"write.parquet.row-group-size-bytes", math.MaxInt64},
+	{"write.parquet.row-group-limit", math.MaxInt64},
+	{"write.parquet.page-size-bytes", math.MaxInt64},
+	{"write.parquet.dict-size-bytes", math.MaxInt64},
 	// a Java int; arrow-go's writer overflows on larger page row limits
-	"write.parquet.page-row-limit": math.MaxInt32,
+	{"write.parquet.page-row-limit", math.MaxInt32},
 }
 
 const (
@@ -61,13 +65,13 @@ var truncateMode = regexp.MustCompile(`^truncate\(([0-9]+)\)$`)
 // property of props (in a fixed order) whose value the data file writers
 // cannot take.
 func Check(props iceberg.Properties) error {
-	for _, k := range []string{"write.parquet.row-group-size-bytes", "write.parquet.row-group-limit", "write.parquet.page-size-bytes", "write.parquet.dict-size-bytes", "write.parquet.page-row-limit"} {
-		v, ok := props[k]
+	for _, p := range positive {
+		v, ok := props[p.key]
 		if !ok {
 			continue
 		}
-		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 || n > positive[k] {
-			return bad(k, v, fmt.Sprintf("not an integer in 1..%d", positive[k]))
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 || n > p.max {
+			return bad(p.key, v, fmt.Sprintf("not an integer in 1..%d", p.max))
 		}
 	}
 	if v, ok := props[bloomMaxKey]; ok {
