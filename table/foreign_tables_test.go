@@ -251,6 +251,13 @@ func TestForeignSpecEvolution(t *testing.T) {
 			"drop source": func(txn *icetable.Transaction) error {
 				return txn.UpdateSchema(true, true).DeleteColumn([]string{"day"}).Commit()
 			},
+			"upgrade to v3": func(txn *icetable.Transaction) error { return txn.UpgradeFormatVersion(3) },
+			"delete then upgrade": func(txn *icetable.Transaction) error {
+				if err := txn.Delete(context.Background(), iceberg.EqualTo(iceberg.Reference("id"), int64(101)), nil); err != nil {
+					return err
+				}
+				return txn.UpgradeFormatVersion(3)
+			},
 			"remove then drop": func(txn *icetable.Transaction) error {
 				if err := txn.UpdateSpec(true).RemoveField("day").Commit(); err != nil {
 					return err
