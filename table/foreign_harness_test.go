@@ -74,7 +74,7 @@ func appendValue(b array.Builder, dt arrow.DataType, v int64, depth int) error {
 	case *array.BinaryBuilder:
 		b.Append([]byte(fmt.Sprintf("b%d", v)))
 	case *array.Date32Builder:
-		b.Append(arrow.Date32FromTime(foreignEpoch.AddDate(0, 0, int(v%3))))
+		b.Append(arrow.Date32FromTime(foreignEpoch.AddDate(0, 0, int(v%3)+3*int(v/100%2)))) // ids 100-199 (seedForeign's) in days of their own
 	case *array.Time64Builder:
 		b.Append(arrow.Time64(v * int64(time.Minute/time.Microsecond)))
 	case *array.TimestampBuilder:
@@ -328,7 +328,7 @@ var foreignOps = []foreignOp{
 		return withModel(model, rec), err
 	}},
 	{"upsert", func(ctx context.Context, t *testing.T, e *foreignEnv) (map[int64]string, error) {
-		rec, _, err := e.rows([]int64{1, 2, 20, 21}, 2)
+		rec, _, err := e.rows([]int64{1, 2, 20, 21, 103}, 2)
 		if err != nil {
 			return nil, err
 		}
@@ -343,7 +343,7 @@ var foreignOps = []foreignOp{
 		return withModel(e.model, rec), err
 	}},
 	{"merge-on-read upsert", func(ctx context.Context, t *testing.T, e *foreignEnv) (map[int64]string, error) {
-		rec, _, err := e.rows([]int64{2, 3, 22}, 3)
+		rec, _, err := e.rows([]int64{2, 3, 22, 102, 105}, 3)
 		if err != nil {
 			return nil, err
 		}

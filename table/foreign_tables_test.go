@@ -258,6 +258,21 @@ func TestForeignSpecEvolution(t *testing.T) {
 				}
 				return txn.UpgradeFormatVersion(3)
 			},
+			"merge-on-read delete": func(txn *icetable.Transaction) error {
+				if err := txn.SetProperties(iceberg.Properties{"write.delete.mode": "merge-on-read"}); err != nil {
+					return err
+				}
+				return txn.Delete(context.Background(), iceberg.EqualTo(iceberg.Reference("id"), int64(101)), nil)
+			},
+			"upgrade then merge-on-read delete": func(txn *icetable.Transaction) error {
+				if err := txn.UpgradeFormatVersion(3); err != nil {
+					return err
+				}
+				if err := txn.SetProperties(iceberg.Properties{"write.delete.mode": "merge-on-read"}); err != nil {
+					return err
+				}
+				return txn.Delete(context.Background(), iceberg.NewOr(iceberg.EqualTo(iceberg.Reference("id"), int64(101)), iceberg.EqualTo(iceberg.Reference("id"), int64(104))), nil)
+			},
 			"remove then drop": func(txn *icetable.Transaction) error {
 				if err := txn.UpdateSpec(true).RemoveField("day").Commit(); err != nil {
 					return err
