@@ -448,6 +448,28 @@ var foreignOps = []foreignOp{
 		_, err = s.Commit(ctx)
 		return withModel(e.model, rec), err
 	}},
+	{"keyed sink commit", func(ctx context.Context, t *testing.T, e *foreignEnv) (map[int64]string, error) {
+		batch := []int64{40, 41, 101, 103} // 101 and 103: held by the table in some cases, deleted by another engine in others
+		rec, _, err := e.rows(batch, 5)
+		if err != nil {
+			return nil, err
+		}
+		defer rec.Release()
+		s, err := sink.Open(ctx, e.cat, e.ident, sink.WithoutSnapshotExpiry(), sink.WithKey("id"))
+		if err != nil {
+			return nil, err
+		}
+		defer s.Abort(ctx)
+		if err := s.Write(ctx, sink.SourcePartition{Source: "src", Partition: 1}, []int64{0, 1, 2, 3}, rec); err != nil {
+			return nil, err
+		}
+		_, err = s.Commit(ctx)
+		model := withModel(map[int64]string{}, rec)
+		for id, l := range e.model {
+			model[id] = l // a key the table holds keeps its row: the sink's is a duplicate
+		}
+		return model, err
+	}},
 }
 
 // runForeign runs every op of foreignOps on the table make creates and
