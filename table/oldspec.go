@@ -54,10 +54,15 @@ func (o *oldSpecs) decide(ctx context.Context, tbl *icetable.Table, task icetabl
 
 // each calls fn with every batch of task's file (the rows its delete
 // files leave, resolved to the table schema) and its mask: true for rows
-// in one of the keys.
-func (o *oldSpecs) each(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask, fn func(rec arrow.RecordBatch, mask []bool) error) error {
+// in one of the keys. With lineage each batch ends with the rows'
+// _row_id and _last_updated_sequence_number (rowlineage.go).
+func (o *oldSpecs) each(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask, lineage bool, fn func(rec arrow.RecordBatch, mask []bool) error) error {
 	task.Start, task.Length = 0, task.File.FileSizeBytes() // the whole file
-	sc, batches, err := tbl.Scan().ReadTasks(ctx, []icetable.FileScanTask{task})
+	var opts []icetable.ScanOption
+	if lineage {
+		opts = append(opts, icetable.WithRowLineage())
+	}
+	sc, batches, err := tbl.Scan(opts...).ReadTasks(ctx, []icetable.FileScanTask{task})
 	if err != nil {
 		return err
 	}
@@ -76,6 +81,9 @@ func (o *oldSpecs) each(ctx context.Context, tbl *icetable.Table, task icetable.
 			return err
 		}
 		rec, err := res.Apply(ctx, raw)
+		if err == nil && lineage {
+			rec, err = keepLineage(raw, rec)
+		}
 		raw.Release()
 		if err != nil {
 			return err
@@ -101,7 +109,7 @@ func (o *oldSpecs) each(ctx context.Context, tbl *icetable.Table, task icetable.
 }
 
 func (o *oldSpecs) count(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask) (in, out int64, err error) {
-	err = o.each(ctx, tbl, task, func(_ arrow.RecordBatch, mask []bool) error {
+	err = o.each(ctx, tbl, task, false, func(_ arrow.RecordBatch, mask []bool) error {
 		for _, m := range mask {
 			if m {
 				in++
@@ -115,14 +123,20 @@ func (o *oldSpecs) count(ctx context.Context, tbl *icetable.Table, task icetable
 }
 
 // rewrite writes the rows of task's file outside the keys (and not
-// deleted) to new files.
+// deleted) to new files. On a table with row lineage the rows keep their
+// _row_id and _last_updated_sequence_number, as in a compaction: they
+// are moved, not changed.
 func (o *oldSpecs) rewrite(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask) ([]iceberg.DataFile, error) {
 	sc, err := icetable.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return nil, err
 	}
 	st := newStager(ctx, tbl, sc, o.cfg)
-	err = o.each(ctx, tbl, task, func(rec arrow.RecordBatch, mask []bool) error {
+	lineage := hasLineage(tbl, []icetable.FileScanTask{task})
+	if lineage {
+		st.preserveLineage()
+	}
+	err = o.each(ctx, tbl, task, lineage, func(rec arrow.RecordBatch, mask []bool) error {
 		b := array.NewBooleanBuilder(memory.DefaultAllocator)
 		defer b.Release()
 		for _, in := range mask {
