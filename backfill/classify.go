@@ -14,7 +14,7 @@ import (
 // and code cannot fix: the input or the table is wrong, not the moment.
 var deterministic = []error{
 	schema.ErrMissingRequired, schema.ErrIncompatibleType, schema.ErrUnknownField, schema.ErrAmbiguousField,
-	partition.ErrRowOutside, partition.ErrMalformedKey, partition.ErrWrongSpec,
+	partition.ErrRowOutside, partition.ErrMalformedKey, partition.ErrWrongSpec, partition.ErrUnsupportedSpec, partition.ErrInvalidFieldName,
 	table.ErrNilInput, table.ErrLateRows, table.ErrQuarantined, table.ErrUnsafePartitionValue, table.ErrBadOption,
 	commit.ErrUnsupported, os.ErrNotExist, os.ErrPermission,
 }

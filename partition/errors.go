@@ -20,6 +20,13 @@ var (
 	ErrBadValue = errors.New("partition: bad source value")
 	// ErrWrongSpec reports a key used with a spec of another spec id.
 	ErrWrongSpec = errors.New("partition: key of another spec")
+	// ErrUnsupportedSpec reports a partition spec [NewSpec] cannot compile:
+	// a transform iceberg-go does not know or that cannot apply to its
+	// source column's type (year of a string, truncate of a date), a
+	// transform of several source columns, a source column missing from
+	// the schema, two fields of one name. Another engine or a hand edit
+	// made the table; no write to it can be partitioned.
+	ErrUnsupportedSpec = errors.New("partition: unsupported partition spec")
 )
 
 // keyError is a malformed key or value; it wraps ErrMalformedKey.

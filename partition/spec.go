@@ -17,20 +17,21 @@ type Spec struct {
 }
 
 // NewSpec compiles spec against sch, the schema its source ids refer to.
-// It rejects transforms iceberg-go does not know, transforms of several
-// source columns and source columns missing from sch.
+// It rejects transforms iceberg-go does not know or that cannot apply to
+// their source column's type, transforms of several source columns and
+// source columns missing from sch, with [ErrUnsupportedSpec].
 func NewSpec(spec iceberg.PartitionSpec, sch *iceberg.Schema) (*Spec, error) {
 	if sch == nil {
-		return nil, fmt.Errorf("partition: spec %d: nil schema", spec.ID())
+		return nil, fmt.Errorf("%w: spec %d: nil schema", ErrUnsupportedSpec, spec.ID())
 	}
 	s := &Spec{id: spec.ID(), byName: make(map[string]int, spec.NumFields())}
 	for i, pf := range spec.Fields() {
 		f, err := compileField(pf, sch)
 		if err != nil {
-			return nil, fmt.Errorf("partition: spec %d: field %s: %w", s.id, pf.Name, err)
+			return nil, fmt.Errorf("%w: spec %d: field %s: %w", ErrUnsupportedSpec, s.id, pf.Name, err)
 		}
 		if _, dup := s.byName[f.name]; dup {
-			return nil, fmt.Errorf("partition: spec %d: duplicate field name %s", s.id, f.name)
+			return nil, fmt.Errorf("%w: spec %d: duplicate field name %s", ErrUnsupportedSpec, s.id, f.name)
 		}
 		s.byName[f.name] = i
 		s.fields = append(s.fields, f)

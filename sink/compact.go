@@ -91,8 +91,12 @@ func (s *Sink) compact(ctx context.Context, k partition.Key) (bool, error) {
 	if s.cfg.targetFileSize > 0 {
 		opts = append(opts, icetable.WithTargetFileSize(s.cfg.targetFileSize))
 	}
+	wt, err := writerTable(tbl)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", op, err)
+	}
 	var add []iceberg.DataFile
-	for f, err := range icetable.WriteRecords(ctx, tbl, sc, counted, opts...) {
+	for f, err := range icetable.WriteRecords(ctx, wt, sc, counted, opts...) {
 		if err != nil {
 			return false, errors.Join(fmt.Errorf("%s: write: %w", op, err), removeFiles(context.WithoutCancel(ctx), tbl, add))
 		}

@@ -11,6 +11,8 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 	"io/fs"
+
+	"github.com/icerun/icerun/internal/writeprops"
 )
 
 // fileStream writes the rows of one pending batch to data files as they
@@ -37,6 +39,16 @@ type fileStream struct {
 // file whose creation failed without reporting the error. Nothing is
 // committed; the batch is replayed from the table's positions.
 var ErrIncompleteWrite = errors.New("sink: a data file write failed")
+
+// writerTable is tbl as the data file writers take it: without its sort
+// order when they cannot apply it (another engine's order on a nested or
+// dropped column: the files are written unsorted and claim none).
+func writerTable(tbl *icetable.Table) (*icetable.Table, error) {
+	if writeprops.WritersSort(tbl.Metadata()) {
+		return tbl, nil
+	}
+	return writeprops.Unsorted(tbl)
+}
 
 func startFiles(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg *config) *fileStream {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // outlives the Write that started it; ended by finish or abort

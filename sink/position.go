@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
 )
 
 // SummaryPositions is the snapshot summary property in which every sink
@@ -51,7 +53,7 @@ type Mark struct {
 var none = Mark{Offset: -1, MaxEventTime: math.MinInt64}
 
 type markJSON struct {
-	Offset       int64  `json:"offset"`
+	Offset       *int64 `json:"offset"`
 	MaxEventTime *int64 `json:"max_event_time,omitempty"`
 }
 
@@ -71,7 +73,8 @@ func (m marks) encode() (string, error) {
 		if out[sp.Source] == nil {
 			out[sp.Source] = map[string]markJSON{}
 		}
-		j := markJSON{Offset: v.Offset}
+		off := v.Offset
+		j := markJSON{Offset: &off}
 		if v.MaxEventTime != math.MinInt64 {
 			t := v.MaxEventTime
 			j.MaxEventTime = &t
@@ -82,19 +85,37 @@ func (m marks) encode() (string, error) {
 	return string(b), err
 }
 
+// decodeMarks decodes the positions s records. A value that is not the
+// JSON object encode writes (a source or partition without a mark, a mark
+// without an integer offset of -1 or more, a partition that is not an
+// int32 in canonical form: "00" or "+0" beside "0" would be one partition
+// twice) fails with [commit.ErrUnsupported]: another writer or a hand edit
+// made it, and the sink cannot tell what the table holds.
 func decodeMarks(s string) (marks, error) {
-	var in map[string]map[string]markJSON
+	var in map[string]map[string]*markJSON
 	if err := json.Unmarshal([]byte(s), &in); err != nil {
-		return nil, fmt.Errorf("sink: summary %s: %w", SummaryPositions, err)
+		return nil, fmt.Errorf("sink: %w: %s: %w", commit.ErrUnsupported, SummaryPositions, err)
+	}
+	if in == nil {
+		return nil, fmt.Errorf("sink: %w: %s is null", commit.ErrUnsupported, SummaryPositions)
 	}
 	out := marks{}
 	for src, parts := range in {
+		if parts == nil {
+			return nil, fmt.Errorf("sink: %w: %s: source %q has no partitions", commit.ErrUnsupported, SummaryPositions, src)
+		}
 		for p, j := range parts {
 			n, err := strconv.ParseInt(p, 10, 32)
-			if err != nil {
-				return nil, fmt.Errorf("sink: summary %s: partition %q of %q: %w", SummaryPositions, p, src, err)
+			if err == nil && strconv.FormatInt(n, 10) != p {
+				err = fmt.Errorf("not in canonical form") // "00" and "0" would be one partition, "+1" and "1" too
 			}
-			m := Mark{Offset: j.Offset, MaxEventTime: math.MinInt64}
+			if err != nil {
+				return nil, fmt.Errorf("sink: %w: %s: partition %q of %q: %w", commit.ErrUnsupported, SummaryPositions, p, src, err)
+			}
+			if j == nil || j.Offset == nil || *j.Offset < -1 {
+				return nil, fmt.Errorf("sink: %w: %s: partition %q of %q: no offset of -1 or more", commit.ErrUnsupported, SummaryPositions, p, src)
+			}
+			m := Mark{Offset: *j.Offset, MaxEventTime: math.MinInt64}
 			if j.MaxEventTime != nil {
 				m.MaxEventTime = *j.MaxEventTime
 			}

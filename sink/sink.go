@@ -15,6 +15,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/writeprops"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 )
@@ -124,6 +125,12 @@ func (s *Sink) load(ctx context.Context) error {
 	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
 	if err != nil {
+		return fmt.Errorf("sink: %s: %w", s.name, err)
+	}
+	if err := partition.CheckFieldNames(tbl.Spec()); err != nil {
+		return fmt.Errorf("sink: %s: %w", s.name, err)
+	}
+	if err := writeprops.Check(tbl.Properties()); err != nil {
 		return fmt.Errorf("sink: %s: %w", s.name, err)
 	}
 	m, err := tableMarks(tbl)
@@ -295,7 +302,12 @@ func (s *Sink) write(ctx context.Context, rec arrow.RecordBatch) error {
 		return nil
 	}
 	if s.files == nil {
-		s.files = startFiles(ctx, s.tbl, rec.Schema(), &s.cfg)
+		tbl, err := writerTable(s.tbl)
+		if err != nil {
+			rec.Release()
+			return fmt.Errorf("sink: %s: %w", s.name, err)
+		}
+		s.files = startFiles(ctx, tbl, rec.Schema(), &s.cfg)
 	}
 	s.rows += rec.NumRows()
 	return s.files.add(ctx, rec)

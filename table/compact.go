@@ -148,9 +148,12 @@ func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, 
 func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, key partition.Key, tasks []icetable.FileScanTask) (snapshotcommit.Part, *stager, error) {
 	var sum fingerprint.Sum
 	var st *stager
-	lineage := hasLineage(tbl, tasks)
+	lineage, err := hasLineage(tbl, tasks)
+	if err != nil {
+		return snapshotcommit.Part{}, nil, err
+	}
 	before := contentCheck{lineage: lineage}
-	err := readRows(ctx, tbl, tasks, lineage, func(sc *arrow.Schema) error {
+	err = readRows(ctx, tbl, tasks, lineage, func(sc *arrow.Schema) error {
 		st = newStager(ctx, tbl, sc, w.cfg)
 		if lineage {
 			st.preserveLineage()

@@ -17,6 +17,7 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
 	"github.com/icerun/icerun/internal/snapshotcommit"
+	"github.com/icerun/icerun/internal/writeprops"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/recordid"
 	"github.com/icerun/icerun/schema"
@@ -102,6 +103,9 @@ func (w *Writer) deleteWhere(ctx context.Context, op string, part partition.Key,
 	if err != nil {
 		return commit.Result{}, err
 	}
+	if err := lineageNameClash(tbl.Schema()); err != nil { // the filter's scan would read it as the lineage column
+		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
 	bound, err := iceberg.BindExpr(tbl.Schema(), filter, true)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w: %w", op, ErrBadFilter, err)
@@ -135,6 +139,9 @@ func (w *Writer) deleteTarget(ctx context.Context, op string, part partition.Key
 	}
 	if tbl.Metadata().Version() < 2 {
 		return nil, nil, fmt.Errorf("%s: %w: format version 1 has no delete files", op, commit.ErrUnsupported)
+	}
+	if err := writeprops.Check(tbl.Properties()); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
 	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
 	if err != nil {

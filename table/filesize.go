@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/internal/writeprops"
 )
 
 // writeView is tbl as a stager's writers see it: with
@@ -21,9 +23,16 @@ import (
 // row group at the target, and the page size (1 MiB by default) at an
 // eighth of it: a row group counts only the pages it has flushed, so a
 // file ends within about one page per column past the target. A table
-// whose properties already satisfy this is returned as it is.
+// whose properties already satisfy this is returned as it is. A sort
+// order the writers cannot apply (writeprops.WritersSort) is dropped from
+// the view: icerun does not sort by it either, and the files claim none. A table
+// property the writers cannot take fails with commit.ErrUnsupported
+// (writeprops.Check).
 func writeView(tbl *icetable.Table, unsorted bool, rowGroupRows int64) (*icetable.Table, error) {
 	props := tbl.Properties()
+	if err := writeprops.Check(props); err != nil {
+		return nil, err
+	}
 	target := int64(props.GetInt(icetable.WriteTargetFileSizeBytesKey, icetable.WriteTargetFileSizeBytesDefault))
 	set := map[string]string{}
 	if target > 0 {
@@ -41,7 +50,7 @@ func writeView(tbl *icetable.Table, unsorted bool, rowGroupRows int64) (*icetabl
 	if _, ok := props[icetable.ParquetRowGroupLimitKey]; !ok && rowGroupRows > 0 && rowGroupRows < icetable.ParquetRowGroupLimitDefault {
 		set[icetable.ParquetRowGroupLimitKey] = strconv.FormatInt(rowGroupRows, 10)
 	}
-	unsorted = unsorted && !tbl.SortOrder().IsUnsorted()
+	unsorted = (unsorted || !writeprops.WritersSort(tbl.Metadata())) && !tbl.SortOrder().IsUnsorted()
 	if len(set) == 0 && !unsorted {
 		return tbl, nil
 	}

@@ -132,8 +132,14 @@ func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 	if err != nil {
 		return nil, err
 	}
-	if rowIDs && hasLineage(tbl, tasks) {
-		loc.rowIDs = map[string]int64{}
+	if rowIDs {
+		lineage, err := hasLineage(tbl, tasks)
+		if err != nil {
+			return nil, err
+		}
+		if lineage {
+			loc.rowIDs = map[string]int64{}
+		}
 	}
 	found, err := loc.locate(ctx, tasks)
 	if err != nil {

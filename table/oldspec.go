@@ -131,8 +131,11 @@ func (o *oldSpecs) rewrite(ctx context.Context, tbl *icetable.Table, task icetab
 	if err != nil {
 		return nil, err
 	}
+	lineage, err := hasLineage(tbl, []icetable.FileScanTask{task})
+	if err != nil {
+		return nil, err
+	}
 	st := newStager(ctx, tbl, sc, o.cfg)
-	lineage := hasLineage(tbl, []icetable.FileScanTask{task})
 	if lineage {
 		st.preserveLineage()
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/recordid"
 )
 
@@ -149,17 +150,37 @@ func mayHoldRowIDs(sc *iceberg.Schema, f iceberg.DataFile) bool {
 // hasLineage reports whether the rows of tasks have row lineage to keep: a
 // v3 table whose every file has a first_row_id and a data sequence number
 // (a file of a table upgraded to v3 that no snapshot assigned ids to has
-// none: its rows get new ids, as in Java's rewrite).
-func hasLineage(tbl *icetable.Table, tasks []icetable.FileScanTask) bool {
+// none: its rows get new ids, as in Java's rewrite). A v3 table with a
+// column of its own named _row_id or _last_updated_sequence_number
+// (another engine's schema) fails with commit.ErrUnsupported: its rows
+// cannot carry lineage columns of those names.
+func hasLineage(tbl *icetable.Table, tasks []icetable.FileScanTask) (bool, error) {
 	if tbl.Metadata().Version() < 3 || dropLineage {
-		return false
+		return false, nil
+	}
+	if err := lineageNameClash(tbl.Schema()); err != nil {
+		return false, err
 	}
 	for _, t := range tasks {
 		if t.FirstRowID == nil || t.DataSequenceNumber == nil {
-			return false
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
+}
+
+// lineageNameClash fails with commit.ErrUnsupported when sch has a
+// column of its own named _row_id or _last_updated_sequence_number:
+// iceberg-go's reader takes it for the row lineage column (and refuses
+// it below format v3), icerun's writers add lineage columns of those
+// names.
+func lineageNameClash(sch *iceberg.Schema) error {
+	for _, f := range lineageFields() {
+		if c, ok := sch.FindFieldByName(f.Name); ok {
+			return fmt.Errorf("%w: column %q (field id %d) has the name of a row lineage column", commit.ErrUnsupported, f.Name, c.ID)
+		}
+	}
+	return nil
 }
 
 // carryRowIDs wraps add (of batches to a stager that preserves lineage)

@@ -78,7 +78,7 @@ func newStager(ctx context.Context, tbl *icetable.Table, sc *arrow.Schema, cfg c
 	}
 	var err error
 	if s.write, err = writeView(tbl, false, cfg.rowGroupRows); err != nil { // add and finish report it
-		s.err = err
+		s.write, s.err = tbl, err
 		cancel(err)
 	}
 	return s

@@ -77,6 +77,10 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	if err != nil {
 		return nil, err
 	}
+	lineage, err := hasLineage(tbl, tasks)
+	if err != nil {
+		return nil, err
+	}
 	cfg := u.cfg
 	cfg.rowGroupRows = upsertRowGroupRows
 	m := &merged{st: newStager(ctx, tbl, u.res.Schema(), cfg), base: paths(base[k])}
@@ -84,7 +88,7 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 	// updated row the _row_id of the row it replaces (ids), as Java's
 	// copy-on-write MERGE does.
 	var ids map[string]int64
-	if hasLineage(tbl, tasks) {
+	if lineage {
 		m.st.preserveLineage()
 		ids = map[string]int64{}
 	}

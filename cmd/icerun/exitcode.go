@@ -47,7 +47,7 @@ is left unchanged.
 // Errors of each class, matched with errors.Is.
 var (
 	requestErrors = []error{
-		partition.ErrMalformedKey, partition.ErrWrongSpec, table.ErrBadUpsertKey, table.ErrBadWindow, partition.ErrBadRange,
+		partition.ErrMalformedKey, partition.ErrWrongSpec, partition.ErrUnsupportedSpec, partition.ErrInvalidFieldName, table.ErrBadUpsertKey, table.ErrBadWindow, partition.ErrBadRange,
 		table.ErrBadBranch, table.ErrBadOption, table.ErrSchemaChange, commit.ErrPublishConflict,
 		commit.ErrNoSuchBranch, commit.ErrUnsupported, catalog.ErrNoSuchTable, catalog.ErrTableAlreadyExists,
 		catalog.ErrNoSuchNamespace, sink.ErrColumnConflict,

@@ -37,6 +37,8 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("kafka: %w", &sink.RowError{Row: 3, Err: schema.ErrIncompatibleType}), exitData},
 		{fmt.Errorf("kafka: %w", &sink.BadMessageError{Table: "db.t", Offset: 7}), exitData},
 		{wrap(partition.ErrMalformedKey), exitRequest},
+		{wrap(partition.ErrUnsupportedSpec), exitRequest},
+		{wrap(partition.ErrInvalidFieldName), exitRequest},
 		{wrap(catalog.ErrNoSuchTable), exitRequest},
 		{wrap(commit.ErrPublishConflict), exitRequest},
 		{fmt.Errorf("sink: db.t: %w: note is string", sink.ErrColumnConflict), exitRequest},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	pathpkg "path"
 	"strconv"
 	"strings"
@@ -173,13 +174,31 @@ func loadCheckpoint(tbl *icetable.Table) *checkpoint {
 	return cp
 }
 
+// readAll reads the file path: a local file up to the size it had when
+// opened, an object store's object (fs.ModeIrregular) whole. A device, a
+// pipe, a socket or a folder (a hand-edited PropertyLineage naming
+// /dev/zero would read forever) is an error.
 func readAll(fsys iceio.IO, path string) ([]byte, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode()&(fs.ModeDir|fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) != 0 {
+		return nil, fmt.Errorf("%s: not a file (%s)", path, st.Mode())
+	}
+	if !st.Mode().IsRegular() {
+		return io.ReadAll(f)
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, st.Size()+1))
+	if err == nil && int64(len(raw)) > st.Size() {
+		err = fmt.Errorf("%s: grew while read", path)
+	}
+	return raw, err
 }
 
 func (cp *checkpoint) each(fn func(Record) bool) {
