@@ -28,7 +28,9 @@ var ErrCompactMismatch = errors.New("table: compacted files do not hold the part
 
 // Compact rewrites partition key's live rows (its data files with their
 // delete files applied) into new data files of the table's target size,
-// sorted by the table's sort order when icerun sorts by it, in one
+// written one after the other by one encoder (whatever [WithParallelWrite]
+// says: a compaction's aim is few full files, and its peak memory stays
+// low), sorted by the table's sort order when icerun sorts by it, in one
 // snapshot that removes the old data and delete files (operation
 // overwrite). Before committing, the new files are read back and their
 // rows checked against the rows read (count and an order-insensitive sum
@@ -51,6 +53,14 @@ func (w *Writer) Compact(ctx context.Context, key partition.Key) (commit.Result,
 	done(res, err)
 	return res, err
 }
+
+// compactRowGroupRows caps the row groups of the files Compact writes when
+// the table sets no write.parquet.row-group-limit (iceberg-go's default is
+// 1,048,576 rows). Compacting a 10M-row partition after 20 merge-on-read
+// upserts peaked at 164-170 MB of RSS with one encoder and row groups of
+// this size, against 186-209 MB with one encoder and iceberg-go's default
+// and 225-237 MB with two encoders (4-6% more CPU than the latter).
+const compactRowGroupRows = 256 << 10
 
 // errPartitionMoved says that the partition a compaction rewrote no
 // longer holds the files it read: it is planned again.
@@ -153,12 +163,20 @@ func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partiti
 		return snapshotcommit.Part{}, nil, err
 	}
 	before := contentCheck{lineage: lineage}
+	// One encoder writes the partition's files one after the other, each
+	// up to the target size (the goal of a compaction; two in parallel made
+	// two half-size files), with row groups of compactRowGroupRows: the
+	// partition is decoded while the encoder buffers its row group, so
+	// both bound the peak memory.
+	cfg := w.cfg
+	cfg.maxWriters = 1
+	cfg.rowGroupRows = compactRowGroupRows
 	err = readRows(ctx, tbl, tasks, lineage, func(sc *arrow.Schema) error {
-		st = newStager(ctx, tbl, sc, w.cfg)
+		st = newStager(ctx, tbl, sc, cfg)
 		if lineage {
 			st.preserveLineage()
 		}
-		if err := st.sorted(w.cfg); err != nil {
+		if err := st.sorted(cfg); err != nil {
 			return err
 		}
 		return st.writeOnly(spec, key)
@@ -178,7 +196,7 @@ func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partiti
 		return snapshotcommit.Part{}, st, err
 	}
 	if st == nil { // no rows: an empty partition is written as no file
-		st = newStager(ctx, tbl, arrow.NewSchema(nil, nil), w.cfg)
+		st = newStager(ctx, tbl, arrow.NewSchema(nil, nil), cfg)
 	}
 	files, err := st.finish()
 	if err != nil {

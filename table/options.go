@@ -29,7 +29,7 @@ type config struct {
 	maxWriters  int
 	// rowGroupRows, when above 0, caps the Parquet row group of the files
 	// written, unless the table sets write.parquet.row-group-limit itself
-	// (Upsert sets it for its rewrites, see upsertRowGroupRows).
+	// (Upsert sets it for its rewrites, see rewriteRowGroupRows).
 	rowGroupRows int64
 	upsertOrder  string         // options_upsert.go
 	writeMode    WriteMode      // mor_mode.go

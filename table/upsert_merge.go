@@ -82,7 +82,7 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 		return nil, err
 	}
 	cfg := u.cfg
-	cfg.rowGroupRows = upsertRowGroupRows
+	cfg.rowGroupRows = rewriteRowGroupRows
 	m := &merged{st: newStager(ctx, tbl, u.res.Schema(), cfg), base: paths(base[k])}
 	// With row lineage (rowlineage.go) the rows kept carry theirs, and an
 	// updated row the _row_id of the row it replaces (ids), as Java's
@@ -282,11 +282,11 @@ func (u *upsert) addChanged(ctx context.Context, k partition.Key, win map[string
 // mergeBatchRows is the Arrow batch size a partition is read with.
 const mergeBatchRows = 16 * 1024
 
-// upsertRowGroupRows caps the row groups of a partition Upsert rewrites
+// rewriteRowGroupRows caps the row groups of a partition Upsert rewrites
 // when the table sets no write.parquet.row-group-limit (iceberg-go's
 // default is 1,048,576 rows). An upsert decodes the partition's current
 // rows while its writers buffer the new row groups; with row groups this
 // size its peak memory stays within a full replace's of the same
 // partition (1M rows: about 130 MB against 136 to 153 MB), for about 6%
 // more time. DuckDB writes row groups of about this size.
-const upsertRowGroupRows = 128 << 10
+const rewriteRowGroupRows = 128 << 10

@@ -144,6 +144,7 @@ func runGo(ctx context.Context, req request) (outcome, error) {
 		return out, err
 	}
 	defer stop()
+	defer startHeapProfile()()
 	start, cpu0 := time.Now(), cpuSeconds()
 	switch req.Scenario {
 	case "backfill":
