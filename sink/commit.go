@@ -22,6 +22,13 @@ import (
 // every row lands exactly once in the table it belongs to. With nothing pending it commits nothing and
 // returns the zero Result.
 //
+// While the sink expires snapshots (the default, [WithSnapshotExpiry]),
+// its commit also sets write.metadata.delete-after-commit.enabled=true and
+// write.metadata.previous-versions-max (the snapshots kept, at least 10)
+// on a table that sets neither, so that every commit deletes the
+// metadata.json files that fall out of the metadata log instead of
+// leaving one per commit.
+//
 // On error nothing of the pending batch is in the table (except after a
 // *commit.UnknownOutcomeError, when it may be: the table decides) and the
 // batch is dropped: call [Sink.Start] and resume the source from the
@@ -86,9 +93,11 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 			merged = m
 			return s.summaryProps(m)
 		},
-		TableProperties: func(*icetable.Table) (iceberg.Properties, error) {
+		TableProperties: func(tbl *icetable.Table) (iceberg.Properties, error) {
 			v, err := merged.encode()
-			return iceberg.Properties{PropertyPositions: v}, err
+			props := iceberg.Properties{PropertyPositions: v}
+			s.metadataPruning(tbl.Metadata(), props)
+			return props, err
 		},
 		Committed: func(tbl *icetable.Table) { s.tbl = tbl },
 	})

@@ -13,6 +13,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -63,7 +64,7 @@ func (s *Sink) AddColumns(ctx context.Context, cols ...Column) error {
 	}
 	var last error
 	for range addColumnAttempts {
-		tbl, err := s.cat.LoadTable(ctx, s.ident)
+		tbl, err := snapshotcommit.Load(ctx, s.cat, s.ident)
 		if err != nil {
 			return fmt.Errorf("sink: %s: add columns: %w", s.name, err)
 		}
@@ -243,7 +244,7 @@ func (s *Sink) schemaMoved(ctx context.Context, err error) error {
 	if !errors.Is(err, commit.ErrTableChanged) {
 		return err
 	}
-	tbl, lerr := s.cat.LoadTable(ctx, s.ident)
+	tbl, lerr := snapshotcommit.Load(ctx, s.cat, s.ident)
 	if lerr != nil {
 		return err
 	}

@@ -198,10 +198,14 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // The default snapshot expiry (see [WithSnapshotExpiry]): keep the last
-// 100 snapshots of main, whatever their age, checked every 10 commits, so
-// a table holds at most 110 snapshots however long the stream runs.
+// 20 snapshots of main, whatever their age, checked every 10 commits, so
+// a table holds at most 30 snapshots however long the stream runs, and a
+// commit costs about what the first commits did (every commit reads and
+// writes metadata that lists every snapshot: with 100 kept, a commit cost
+// 2.5 times as much). While the sink expires snapshots its commits also
+// prune old metadata.json files (see [Sink.Commit]).
 const (
-	DefaultKeepSnapshots = 100
+	DefaultKeepSnapshots = 20
 	DefaultExpireEvery   = 10
 )
 

@@ -15,6 +15,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/internal/writeprops"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
@@ -119,7 +120,7 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 
 // load reads the table and the positions it holds.
 func (s *Sink) load(ctx context.Context) error {
-	tbl, err := s.cat.LoadTable(ctx, s.ident)
+	tbl, err := snapshotcommit.Load(ctx, s.cat, s.ident)
 	if err != nil {
 		return fmt.Errorf("sink: open %s: %w", s.name, err)
 	}

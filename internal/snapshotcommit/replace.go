@@ -169,7 +169,7 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res commit.Res
 		tbl, err := req.Base, error(nil)
 		onBase := attempt == 1 && tbl != nil && req.Lock == nil
 		if !onBase {
-			tbl, err = cat.LoadTable(ctx, req.Ident)
+			tbl, err = Load(ctx, cat, req.Ident)
 		}
 		if err != nil {
 			unlock()
