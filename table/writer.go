@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 
+	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 )
 
@@ -57,7 +58,7 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := cat.LoadTable(ctx, ident)
+	tbl, err := snapshotcommit.Load(ctx, cat, ident)
 	if err != nil {
 		return nil, fmt.Errorf("table: open %s: %w", strings.Join(ident, "."), err)
 	}
@@ -93,7 +94,7 @@ func (w *Writer) Refresh(ctx context.Context) (*icetable.Table, error) { return 
 
 // refresh loads the table from the catalog and remembers it.
 func (w *Writer) refresh(ctx context.Context) (*icetable.Table, error) {
-	tbl, err := w.cat.LoadTable(ctx, w.ident)
+	tbl, err := snapshotcommit.Load(ctx, w.cat, w.ident)
 	if err != nil {
 		return nil, err
 	}
