@@ -54,30 +54,5 @@ func writeView(tbl *icetable.Table, unsorted bool, rowGroupRows int64) (*icetabl
 	if len(set) == 0 && !unsorted {
 		return tbl, nil
 	}
-	return viewOf(tbl, set, unsorted)
-}
-
-// viewOf is tbl with properties set, and without its sort order when
-// unsorted is set, for writers only (it cannot commit).
-func viewOf(tbl *icetable.Table, set map[string]string, unsorted bool) (*icetable.Table, error) {
-	b, err := icetable.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
-	if err != nil {
-		return nil, err
-	}
-	if err := b.SetProperties(set); err != nil {
-		return nil, err
-	}
-	if unsorted {
-		if err := b.AddSortOrder(&icetable.UnsortedSortOrder); err != nil {
-			return nil, err
-		}
-		if err := b.SetDefaultSortOrderID(-1); err != nil {
-			return nil, err
-		}
-	}
-	md, err := b.Build()
-	if err != nil {
-		return nil, err
-	}
-	return icetable.New(tbl.Identifier(), md, tbl.MetadataLocation(), tbl.FS, nil), nil
+	return writeprops.View(tbl, set, unsorted)
 }

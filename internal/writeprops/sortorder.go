@@ -20,23 +20,3 @@ func WritersSort(md icetable.Metadata) bool {
 	}
 	return true
 }
-
-// Unsorted is tbl without its default sort order, for writers only (it
-// cannot commit).
-func Unsorted(tbl *icetable.Table) (*icetable.Table, error) {
-	b, err := icetable.MetadataBuilderFromBase(tbl.Metadata(), tbl.MetadataLocation())
-	if err != nil {
-		return nil, err
-	}
-	if err := b.AddSortOrder(&icetable.UnsortedSortOrder); err != nil {
-		return nil, err
-	}
-	if err := b.SetDefaultSortOrderID(-1); err != nil {
-		return nil, err
-	}
-	md, err := b.Build()
-	if err != nil {
-		return nil, err
-	}
-	return icetable.New(tbl.Identifier(), md, tbl.MetadataLocation(), tbl.FS, nil), nil
-}
