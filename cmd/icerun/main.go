@@ -112,7 +112,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	e := &env{cmd: c, out: stdout, err: stderr}
-	err := c.run(ctx, e, args[1:])
+	flush, err := exportMetrics(ctx)
+	if err == nil {
+		err = c.run(ctx, e, args[1:])
+		if ferr := flush(context.WithoutCancel(ctx)); ferr != nil {
+			fmt.Fprintln(stderr, oneLine("icerun "+c.name+": exporting metrics: "+ferr.Error()))
+		}
+	}
 	e.close()
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
