@@ -92,7 +92,7 @@ func Append(ctx context.Context, cat catalog.Catalog, ar AppendRequest) (commit.
 		if err != nil {
 			return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
 		}
-		committed := icetable.New(ar.Ident, md, loc, tbl.FS, cat)
+		committed := icetable.New(ar.Ident, md, loc, DetachedFS(ctx, tbl), cat)
 		removeOldMetadata(context.WithoutCancel(ctx), tbl, committed)
 		if ar.Committed != nil {
 			ar.Committed(committed)

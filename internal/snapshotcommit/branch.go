@@ -60,7 +60,7 @@ func atSnapshot(tbl *icetable.Table, name string, ref icetable.SnapshotRef) (*ic
 	if err != nil {
 		return nil, fmt.Errorf("branch %s: %w", name, err)
 	}
-	return icetable.New(tbl.Identifier(), md, tbl.MetadataLocation(), tbl.FS, viewCatalog{name: name}), nil
+	return icetable.New(tbl.Identifier(), md, tbl.MetadataLocation(), DetachedFS(context.Background(), tbl), viewCatalog{name: name}), nil
 }
 
 // viewCatalog is the catalog of a branch view: it refuses every commit

@@ -52,7 +52,7 @@ func RewriteManifests(ctx context.Context, cat catalog.Catalog, mr ManifestsRequ
 		if err != nil {
 			return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
 		}
-		removeOldMetadata(context.WithoutCancel(ctx), tbl, icetable.New(mr.Ident, md, loc, tbl.FS, cat))
+		removeOldMetadata(context.WithoutCancel(ctx), tbl, icetable.New(mr.Ident, md, loc, DetachedFS(ctx, tbl), cat))
 		return st.snap.SnapshotID, nil
 	})
 }

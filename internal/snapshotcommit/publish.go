@@ -245,7 +245,7 @@ func (pr *PublishRequest) fastForward(ctx context.Context, cat catalog.Catalog, 
 		return 0, &catalogError{err: err, discard: func() error { return nil }}
 	}
 	if req.Committed != nil {
-		req.Committed(icetable.New(pr.Ident, md, loc, tbl.FS, cat))
+		req.Committed(icetable.New(pr.Ident, md, loc, DetachedFS(ctx, tbl), cat))
 	}
 	return head, nil
 }

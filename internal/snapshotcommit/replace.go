@@ -363,7 +363,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 	if err != nil {
 		return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
 	}
-	committed := icetable.New(req.Ident, md, loc, tbl.FS, cat)
+	committed := icetable.New(req.Ident, md, loc, DetachedFS(ctx, tbl), cat)
 	removeOldMetadata(context.WithoutCancel(ctx), tbl, committed)
 	if req.Committed != nil {
 		req.Committed(committed)

@@ -57,7 +57,7 @@ func Rewrite(ctx context.Context, cat catalog.Catalog, rr RewriteRequest) (commi
 		if err != nil {
 			return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
 		}
-		removeOldMetadata(context.WithoutCancel(ctx), tbl, icetable.New(rr.Ident, md, loc, tbl.FS, cat))
+		removeOldMetadata(context.WithoutCancel(ctx), tbl, icetable.New(rr.Ident, md, loc, DetachedFS(ctx, tbl), cat))
 		return st.snap.SnapshotID, nil
 	})
 }
