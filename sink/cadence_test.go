@@ -38,10 +38,7 @@ func TestPositionsAdvanceWithoutRows(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident, sink.WithKey("id"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithKey("id"))
 	rec := batch([]msg{{"a", 0, day0}})
 	defer rec.Release()
 	if err := s.Write(ctx, sp0, []int64{0}, rec); err != nil {
@@ -70,10 +67,7 @@ func TestManifestsStayBounded(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident, sink.WithCommitRows(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithCommitRows(1))
 	const commits = 60
 	for o := int64(0); o < commits; o++ {
 		mustWrite(t, s, sp0, o, o+1)

@@ -39,10 +39,7 @@ func TestClosedPartitionIsCompacted(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident, sink.WithEventTime("event_time", time.Hour), sink.WithCommitRows(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithEventTime("event_time", time.Hour), sink.WithCommitRows(1))
 	for o := int64(0); o < 5; o++ { // five commits, five files in day 0
 		mustWrite(t, s, sp0, o, o+1)
 	}

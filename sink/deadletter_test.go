@@ -160,12 +160,9 @@ func TestRejectWithoutDeadLetterStops(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident)
 	mustWrite(t, s, sp0, 0, 2)
-	err = s.Reject(ctx, sp0, 2, []byte(`{"id": 7}`), "field id: wrong type")
+	err := s.Reject(ctx, sp0, 2, []byte(`{"id": 7}`), "field id: wrong type")
 	var bad *sink.BadMessageError
 	if !errors.Is(err, sink.ErrBadMessage) || !errors.As(err, &bad) || bad.Offset != 2 || bad.Source != sp0 {
 		t.Fatalf("Reject = %v, want a BadMessageError at %s offset 2", err, sp0)

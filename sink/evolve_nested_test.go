@@ -116,10 +116,7 @@ func TestAddNestedFields(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := nestedTable(t, cat, "nested")
-	s, err := sink.Open(ctx, cat, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident)
 	tbl, _ := cat.LoadTable(ctx, ident)
 	old, err := icetable.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
 	if err != nil {
@@ -265,10 +262,7 @@ func TestLateRowsAfterNestedFieldsAdded(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := nestedTable(t, cat, "nested")
-	s, err := sink.Open(ctx, cat, ident, sink.WithEventTime("event_time", time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithEventTime("event_time", time.Hour))
 	arrowOf := func() *arrow.Schema {
 		sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, false, false)
 		if err != nil {

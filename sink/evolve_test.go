@@ -76,10 +76,7 @@ func TestAddColumnsThenRowsThatNeedIt(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident)
 	mustWrite(t, s, sp0, 0, 5)
 	if err := s.AddColumns(ctx, noteColumn); err != nil {
 		t.Fatal(err)

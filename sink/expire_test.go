@@ -23,10 +23,7 @@ func TestSnapshotExpiryKeepsPositions(t *testing.T) {
 	if _, err := sink.Open(ctx, cat, ident, sink.WithSnapshotExpiry(0, 0, 1)); !errors.Is(err, sink.ErrBadOption) {
 		t.Errorf("retain 0: %v, want ErrBadOption", err)
 	}
-	s, err := sink.Open(ctx, cat, ident, sink.WithCommitRows(1), sink.WithSnapshotExpiry(2, 0, 4))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithCommitRows(1), sink.WithSnapshotExpiry(2, 0, 4))
 	for o := int64(0); o < 12; o++ {
 		mustWrite(t, s, sp0, o, o+1)
 	}
@@ -53,10 +50,7 @@ func TestPositionsSurviveExpiryOfEverySinkSnapshot(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident, sink.WithCommitRows(1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithCommitRows(1))
 	for o := int64(0); o < 3; o++ {
 		mustWrite(t, s, sp0, o, o+1)
 	}
@@ -98,10 +92,7 @@ func TestPositionsSurviveExpiryOfEverySinkSnapshot(t *testing.T) {
 			t.Fatalf("snapshot %d still records the positions", snap.SnapshotID)
 		}
 	}
-	r, err := sink.Open(ctx, cat, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustOpen(t, cat, ident)
 	if start, err := r.Start(ctx, sp0); err != nil || start[sp0] != 2 {
 		t.Errorf("Start = %v, %v; want %s at 2", start, err, sp0)
 	}

@@ -61,10 +61,7 @@ func TestKeyedDedupesAcrossSourcePartitions(t *testing.T) {
 	ident := eventsTable(t, cat, "events")
 	sp1 := sink.SourcePartition{Source: sp0.Source, Partition: 1}
 	sp2 := sink.SourcePartition{Source: sp0.Source, Partition: 2}
-	s, err := sink.Open(ctx, cat, ident, sink.WithKey("id"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithKey("id"))
 	send := func(s *sink.Sink, sp sink.SourcePartition, off int64, id string) {
 		t.Helper()
 		rec := batch([]msg{{id, off, day0}})

@@ -97,10 +97,7 @@ func TestLateRowsDroppedByPolicy(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident, sink.WithEventTime("event_time", 0), sink.WithLateRows(sink.LateDrop))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithEventTime("event_time", 0), sink.WithLateRows(sink.LateDrop))
 	rec := batch([]msg{{"a", 0, day0.Add(48 * time.Hour)}, {"old", 1, day0}})
 	defer rec.Release()
 	if err := s.Write(ctx, sp0, []int64{0, 1}, rec); err != nil {

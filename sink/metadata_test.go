@@ -40,10 +40,7 @@ func TestSinkPrunesMetadataFiles(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident)
 	const commits = 60
 	for c := range int64(commits) {
 		mustWrite(t, s, sp0, c*10, c*10+10)
@@ -75,10 +72,7 @@ func TestSinkPrunesMetadataFiles(t *testing.T) {
 	if _, err := txn.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := sink.Open(ctx, cat, own)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := mustOpen(t, cat, own)
 	for c := range int64(30) {
 		mustWrite(t, s2, sp0, c*10, c*10+10)
 		mustCommit(t, s2)
@@ -122,10 +116,7 @@ func TestSinkLoadsTableWhileItsMetadataIsPruned(t *testing.T) {
 	ctx := context.Background()
 	base, _ := catalogtest.New(t)
 	ident := eventsTable(t, base, "events")
-	other, err := sink.Open(ctx, base, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := mustOpen(t, base, ident)
 	mustWrite(t, other, sp0, 0, 10)
 	mustCommit(t, other) // sets the pruning properties
 	var pruned string
@@ -169,13 +160,9 @@ func TestSinkLoadsTableWhileItsMetadataIsPruned(t *testing.T) {
 // the square of its commits, each table holding the one before through
 // its file IO function.
 func TestCommittedTableDoesNotHoldEarlierMetadata(t *testing.T) {
-	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident, sink.WithoutSnapshotExpiry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithoutSnapshotExpiry())
 	mustWrite(t, s, sp0, 0, 10)
 	mustCommit(t, s)
 	var gone atomic.Bool

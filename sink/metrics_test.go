@@ -19,10 +19,7 @@ func TestMeters(t *testing.T) {
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
 	reader := sdkmetric.NewManualReader()
-	s, err := sink.Open(ctx, cat, ident, sink.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	mustWrite(t, s, sp0, 0, 10)
 	mustCommit(t, s)
 	mustWrite(t, s, sp0, 5, 15) // 5..9 redelivered

@@ -36,10 +36,7 @@ func TestLoneSinkPlansOnItsLastCommit(t *testing.T) {
 	base, dir := catalogtest.New(t)
 	ident := eventsTable(t, base, "events")
 	cat := &countingCatalog{Catalog: base}
-	s, err := sink.Open(ctx, cat, ident, sink.WithoutSnapshotExpiry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithoutSnapshotExpiry())
 	mustWrite(t, s, sp0, 0, 10)
 	mustCommit(t, s) // loads first: the state Open read may be old
 	before := cat.loads.Load()

@@ -31,10 +31,7 @@ func TestWriteNamesTheRowTheTableCannotHold(t *testing.T) {
 	ident := catalogtest.CreateTable(t, cat, "amounts", sch, spec, nil)
 	dead := ident[: len(ident)-1 : len(ident)-1]
 	dead = append(dead, "amounts_dead")
-	s, err := sink.Open(ctx, cat, ident, sink.WithDeadLetter(dead))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithDeadLetter(dead))
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.BinaryTypes.String},
 		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 9, Scale: 2}, Nullable: true},
@@ -49,7 +46,7 @@ func TestWriteNamesTheRowTheTableCannotHold(t *testing.T) {
 	sp := sink.SourcePartition{Source: "t", Partition: 0}
 	offsets := []int64{1, 2, 3, 4}
 
-	err = s.Write(ctx, sp, offsets, rec)
+	err := s.Write(ctx, sp, offsets, rec)
 	var bad *sink.RowError
 	if !errors.As(err, &bad) || bad.Row != 1 || !errors.Is(err, sink.ErrBadRow) || !errors.Is(err, schema.ErrIncompatibleType) {
 		t.Fatalf("Write = %v, want a RowError at row 1 wrapping schema.ErrIncompatibleType", err)

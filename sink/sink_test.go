@@ -6,6 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
 )
@@ -28,6 +31,16 @@ func mustWrite(t *testing.T, s *sink.Sink, sp sink.SourcePartition, from, to int
 	}
 }
 
+// mustOpen opens a sink of ident with opts.
+func mustOpen(t testing.TB, cat catalog.Catalog, ident icetable.Identifier, opts ...sink.Option) *sink.Sink {
+	t.Helper()
+	s, err := sink.Open(context.Background(), cat, ident, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func mustCommit(t *testing.T, s *sink.Sink) {
 	t.Helper()
 	if _, err := s.Commit(context.Background()); err != nil {
@@ -39,10 +52,7 @@ func TestRedeliveryIsDropped(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident)
 	mustWrite(t, s, sp0, 0, 10)
 	mustCommit(t, s)
 	mustWrite(t, s, sp0, 5, 15)  // 5..9 committed, redelivered
@@ -80,10 +90,7 @@ func TestRestartResumesFromTable(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	a, err := sink.Open(ctx, cat, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustOpen(t, cat, ident)
 	mustWrite(t, a, sp0, 0, 10)
 	mustCommit(t, a)
 	mustWrite(t, a, sp0, 10, 20) // never committed: a "crashes"
@@ -116,10 +123,7 @@ func TestZombieIsFenced(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	zombie, err := sink.Open(ctx, cat, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zombie := mustOpen(t, cat, ident)
 	owner, err := sink.Open(ctx, catalogtest.Open(t, dir), ident)
 	if err != nil {
 		t.Fatal(err)
@@ -154,10 +158,7 @@ func TestCommitCadenceByRows(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s, err := sink.Open(ctx, cat, ident, sink.WithCommitRows(10))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident, sink.WithCommitRows(10))
 	for o := int64(0); o < 25; o += 5 {
 		mustWrite(t, s, sp0, o, o+5)
 	}
@@ -188,10 +189,7 @@ func TestBadInputAndOptions(t *testing.T) {
 			t.Errorf("Open(%s) = %v, want ErrBadOption", name, err)
 		}
 	}
-	s, err := sink.Open(ctx, cat, ident)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, cat, ident)
 	ms, _ := messages(0, 0, 3)
 	rec := batch(ms)
 	defer rec.Release()

@@ -328,34 +328,10 @@ var foreignOps = []foreignOp{
 		return withModel(model, rec), err
 	}},
 	{"upsert", func(ctx context.Context, t *testing.T, e *foreignEnv) (map[int64]string, error) {
-		rec, _, err := e.rows([]int64{1, 2, 20, 21, 103}, 2)
-		if err != nil {
-			return nil, err
-		}
-		defer rec.Release()
-		w, err := table.Open(ctx, e.cat, e.ident)
-		if err != nil {
-			return nil, err
-		}
-		rr, _ := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
-		defer rr.Release()
-		_, err = w.Upsert(ctx, rr, "id")
-		return withModel(e.model, rec), err
+		return e.upsert(ctx, []int64{1, 2, 20, 21, 103}, 2)
 	}},
 	{"merge-on-read upsert", func(ctx context.Context, t *testing.T, e *foreignEnv) (map[int64]string, error) {
-		rec, _, err := e.rows([]int64{2, 3, 22, 102, 105}, 3)
-		if err != nil {
-			return nil, err
-		}
-		defer rec.Release()
-		w, err := table.Open(ctx, e.cat, e.ident, table.WithWriteMode(table.MergeOnRead))
-		if err != nil {
-			return nil, err
-		}
-		rr, _ := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
-		defer rr.Release()
-		_, err = w.Upsert(ctx, rr, "id")
-		return withModel(e.model, rec), err
+		return e.upsert(ctx, []int64{2, 3, 22, 102, 105}, 3, table.WithWriteMode(table.MergeOnRead))
 	}},
 	{"compact", func(ctx context.Context, t *testing.T, e *foreignEnv) (map[int64]string, error) {
 		w, err := table.Open(ctx, e.cat, e.ident)
@@ -533,4 +509,22 @@ func runForeign(t *testing.T, make func(t *testing.T, cat catalog.Catalog) iceta
 func recReader(rec arrow.RecordBatch) array.RecordReader {
 	rr, _ := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	return rr
+}
+
+// upsert upserts the rows of ids (version v) by id through a writer opened
+// with opts, and returns the model's rows after it.
+func (e *foreignEnv) upsert(ctx context.Context, ids []int64, v int, opts ...table.Option) (map[int64]string, error) {
+	rec, _, err := e.rows(ids, v)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	w, err := table.Open(ctx, e.cat, e.ident, opts...)
+	if err != nil {
+		return nil, err
+	}
+	rr, _ := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	defer rr.Release()
+	_, err = w.Upsert(ctx, rr, "id")
+	return withModel(e.model, rec), err
 }
