@@ -14,12 +14,14 @@ type Hash [32]byte
 // batch to batch. The zero value is ready to use. A Hasher is not safe for
 // concurrent use.
 type Hasher struct {
-	layout layout
-	rows   rowHasher
-	types  []byte
-	order  []int // rows grouped by fingerprint (Add)
-	first  []int // where each fingerprint's rows start in order, and their end
-	next   []int // group's cursor
+	layout  layout
+	rows    rowHasher
+	types   []byte
+	sources []source // Add's batch, column by column
+	scratch scratch
+	order   []int // rows grouped by fingerprint (Add)
+	first   []int // where each fingerprint's rows start in order, and their end
+	next    []int // group's cursor
 }
 
 // Hashes returns one hash per row of rec, reusing buf's storage.
@@ -43,33 +45,47 @@ func (h *Hasher) Hashes(rec arrow.RecordBatch, buf []Hash) []Hash {
 // rows, so the result does not depend on how rows are split into batches
 // or spread across fingerprints.
 //
-// The batch is laid out once, with each fingerprint's rows next to each
-// other, and each fingerprint hashes its rows in one call.
+// A fingerprint whose rows in rec are one run of rows (every row, or the
+// rows of one partition when the input comes partition after partition)
+// hashes their values in place; other fingerprints gather their rows.
 func (h *Hasher) Add(rec arrow.RecordBatch, sums []*Sum, rowKey []int) {
 	n := int(rec.NumRows())
 	if n == 0 {
 		return
 	}
 	h.types = appendTypes(h.types[:0], rec.Schema())
+	h.sources = h.sources[:0]
+	for _, a := range rec.Columns() {
+		h.sources = append(h.sources, newSource(a))
+	}
 	if rowKey == nil {
-		if sums[0] == nil {
-			return
+		if sums[0] != nil {
+			h.add(sums[0], rows{lo: 0, hi: n})
 		}
-		h.layout.build(rec, packed, nil)
-		sums[0].write(h.types, h.layout.buf, n)
 		return
 	}
 	h.group(rowKey, len(sums))
-	h.layout.build(rec, packed, h.order)
 	for k, s := range sums {
 		lo, hi := h.first[k], h.first[k+1]
 		if s == nil || lo == hi {
 			continue
 		}
-		start := h.layout.start[h.order[lo]]
-		last := h.order[hi-1]
-		s.write(h.types, h.layout.buf[start:h.layout.start[last]+h.layout.lens[last]], hi-lo)
+		sel := rows{list: h.order[lo:hi]}
+		if first, last := sel.list[0], sel.list[len(sel.list)-1]; last-first == hi-lo-1 {
+			sel = rows{lo: first, hi: last + 1}
+		}
+		h.add(s, sel)
 	}
+}
+
+// add appends the rows sel of the batch whose sources h holds to s.
+func (h *Hasher) add(s *Sum, sel rows) {
+	s.begin(h.types, len(h.sources))
+	for c, src := range h.sources {
+		src.add(&s.cols[c], sel, s.segment, &h.scratch)
+	}
+	s.rows += int64(sel.len())
+	s.segment += int64(sel.len())
 }
 
 // group sets order to the rows grouped by rowKey (a stable counting

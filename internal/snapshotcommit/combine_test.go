@@ -11,7 +11,7 @@ import (
 // not collision resistant), whatever their order; one partition's is
 // its own.
 func TestCombineIsSHA256(t *testing.T) {
-	a, b := "f3-1-"+fmt.Sprintf("%064x", 1), "f3-2-"+fmt.Sprintf("%064x", 2)
+	a, b := "f4-1-"+fmt.Sprintf("%064x", 1), "f4-2-"+fmt.Sprintf("%064x", 2)
 	want := fmt.Sprintf("parts-2-%x", sha256.Sum256([]byte(a+"\n"+b+"\n")))
 	for _, fps := range [][]string{{a, b}, {b, a}} {
 		if got := combine(fps); got != want {
