@@ -14,7 +14,12 @@
 //
 // Batches are streamed: one file is open at a time and a batch is never
 // held after the next call to Next. Every file must have the same Arrow
-// schema ([ErrSchemaMismatch]).
+// schema ([ErrSchemaMismatch]). The memory of a batch is reused for later
+// batches once the batch is released (by Next, or by the caller's last
+// Release of a batch it retained), as Arrow's contract allows: a caller
+// that keeps values beyond that copies them, or retains the batch.
+// Reusing it spares each batch fresh memory and the collections that
+// follow ([WithAllocator] changes it).
 //
 // [Identity] is a content identity of the input (paths, sizes and a
 // SHA-256 of the bytes), which a backfill records to notice corrected

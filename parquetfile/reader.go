@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/icerun/icerun/internal/arrowmem"
 )
 
 // Errors of this package.
@@ -74,7 +76,9 @@ func WithBatchRows(n int64) Option {
 	}
 }
 
-// WithAllocator sets the Arrow allocator. Default memory.DefaultAllocator.
+// WithAllocator sets the Arrow allocator. The default reuses the memory
+// of released batches for the next ones (see the package doc);
+// memory.DefaultAllocator leaves every batch to the garbage collector.
 func WithAllocator(mem memory.Allocator) Option {
 	return func(c *config) error {
 		if mem == nil {
@@ -122,7 +126,7 @@ type Reader struct {
 // Spark's _SUCCESS) and reads the first file's schema. The caller
 // releases the Reader.
 func Open(ctx context.Context, paths []string, opts ...Option) (*Reader, error) {
-	cfg := config{batchRows: DefaultBatchRows, mem: memory.DefaultAllocator}
+	cfg := config{batchRows: DefaultBatchRows, mem: arrowmem.Default}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err

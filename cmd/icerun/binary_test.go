@@ -21,6 +21,7 @@ import (
 
 	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/examples/orderdata"
+	"github.com/icerun/icerun/internal/arrowmem"
 )
 
 var (
@@ -49,6 +50,10 @@ func binary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	// In-process commands read their input into memory that is poisoned
+	// once released, never reused: a read of a batch after its last
+	// Release anywhere on their paths turns into wrong rows the tests see.
+	arrowmem.Default = arrowmem.NewPoisoning()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
