@@ -338,7 +338,7 @@ func TestUpsertLeavesOnlyLiveFiles(t *testing.T) {
 // TestUpsertRowGroups: a partition Upsert rewrites is written in row
 // groups of at most 131,072 rows (what keeps its memory within a full
 // replace's), unless the table sets write.parquet.row-group-limit, which
-// is honored; a replace keeps iceberg-go's default.
+// is honored.
 func TestUpsertRowGroups(t *testing.T) {
 	for _, tc := range []struct {
 		props              iceberg.Properties
@@ -359,6 +359,26 @@ func TestUpsertRowGroups(t *testing.T) {
 		res := upsert(t, w, changed)
 		require.False(t, res.Unchanged)
 		assert.Equal(t, tc.upserted, rowGroups(t, cat, ident), "upsert, %v", tc.props)
+	}
+}
+
+// TestReplaceRowGroups: a replace writes row groups of at most 524,288
+// rows (a large partition's memory does not follow its size), unless the
+// table sets write.parquet.row-group-limit, which is honored.
+func TestReplaceRowGroups(t *testing.T) {
+	for _, tc := range []struct {
+		props iceberg.Properties
+		want  []int64
+	}{
+		{nil, []int64{524_288, 75_712}},
+		{iceberg.Properties{icetable.ParquetRowGroupLimitKey: "400000"}, []int64{400_000, 200_000}},
+		{iceberg.Properties{icetable.ParquetRowGroupLimitKey: "1048576"}, []int64{600_000}},
+	} {
+		cat, _ := catalogtest.New(t)
+		ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, tc.props)
+		w := open(t, cat, ident, table.WithParallelWrite(1, 1<<20)) // one file
+		replaceDay(t, w, day0, 600_000)
+		assert.Equal(t, tc.want, rowGroups(t, cat, ident), "%v", tc.props)
 	}
 }
 
