@@ -6,7 +6,6 @@ import (
 	"hash"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // A fingerprint hashes its rows column by column: each column's values
@@ -37,10 +36,9 @@ const (
 	varKind
 )
 
-// kindOf is the kind of a column of type dt and, for fixed width, the
-// width of its values in bytes. Types that [appendTypes] describes alike
-// have one kind.
-func kindOf(dt arrow.DataType) (kind, int) {
+// kindOf is the kind of a column of type dt. Types that [appendTypes]
+// describes alike have one kind.
+func kindOf(dt arrow.DataType) kind {
 	for {
 		switch t := dt.(type) {
 		case *arrow.DictionaryType:
@@ -54,15 +52,15 @@ func kindOf(dt arrow.DataType) (kind, int) {
 			continue
 		case *arrow.StringType, *arrow.LargeStringType, *arrow.StringViewType,
 			*arrow.BinaryType, *arrow.LargeBinaryType, *arrow.BinaryViewType:
-			return varKind, 0
+			return varKind
 		case *arrow.BooleanType, *arrow.NullType:
-			return encodedKind, 0
+			return encodedKind
 		case arrow.FixedWidthDataType:
 			if w := t.BitWidth(); w > 0 && w%8 == 0 {
-				return fixedKind, w / 8
+				return fixedKind
 			}
 		}
-		return encodedKind, 0
+		return encodedKind
 	}
 }
 
@@ -136,32 +134,10 @@ type source interface {
 // newSource returns a's source: the fast ones of the common flat types,
 // the per-value encoder for the rest.
 func newSource(a arrow.Array) source {
-	k, w := kindOf(a.DataType())
-	v := validity{bits: a.NullBitmapBytes(), off: a.Data().Offset()}
-	if a.NullN() == 0 {
-		v.bits = nil
+	if f := flatOf(a); f != nil {
+		return f
 	}
-	switch a := a.(type) {
-	case *array.Dictionary, *array.RunEndEncoded, array.ExtensionArray:
-		// by value, below
-	case *array.String:
-		return varSource[int32]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
-	case *array.LargeString:
-		return varSource[int64]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
-	case *array.Binary:
-		return varSource[int32]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
-	case *array.LargeBinary:
-		return varSource[int64]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
-	default:
-		if k == fixedKind {
-			var raw []byte // absent only when every value is null: never read
-			if bufs := a.Data().Buffers(); len(bufs) > 1 && bufs[1] != nil {
-				raw = bufs[1].Bytes()[a.Data().Offset()*w:]
-			}
-			return fixedSource{validity: v, raw: raw, w: w}
-		}
-	}
-	return encodedSource{enc: newEncoder(a), kind: k}
+	return encodedSource{enc: newEncoder(a), kind: kindOf(a.DataType())}
 }
 
 // nullAt appends the null of row n of the segment to the nulls stream's
@@ -179,15 +155,9 @@ func (s *scratch) flush(c *columnSum) {
 	s.values, s.nulls, s.lengths = s.values[:0], s.nulls[:0], s.lengths[:0]
 }
 
-// fixedSource is a fixed-width column: a range without nulls is hashed
-// from the values buffer itself.
-type fixedSource struct {
-	validity
-	raw []byte
-	w   int
-}
-
-func (f fixedSource) add(c *columnSum, sel rows, first int64, s *scratch) {
+// add: a range of a fixed-width column without nulls is hashed from the
+// values buffer itself.
+func (f fixedArray) add(c *columnSum, sel rows, first int64, s *scratch) {
 	w := f.w
 	if sel.list == nil && f.bits == nil {
 		c.values.write(f.raw[sel.lo*w : sel.hi*w])
@@ -204,17 +174,9 @@ func (f fixedSource) add(c *columnSum, sel rows, first int64, s *scratch) {
 	s.flush(c)
 }
 
-// varSource is a string or binary column: the bytes of a range without
-// nulls are hashed from the data buffer itself. data is the array's
-// ValueBytes, which starts at its first value (offs[0]) when the array is
-// a slice, while its offsets stay those of the whole buffer.
-type varSource[O int32 | int64] struct {
-	validity
-	data []byte
-	offs []O
-}
-
-func (v varSource[O]) add(c *columnSum, sel rows, first int64, s *scratch) {
+// add: the bytes of a range of a string column without nulls are hashed
+// from the data buffer itself.
+func (v varArray[O]) add(c *columnSum, sel rows, first int64, s *scratch) {
 	base := v.offs[0]
 	if sel.list == nil && v.bits == nil {
 		for i := sel.lo; i < sel.hi; i++ {

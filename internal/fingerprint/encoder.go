@@ -110,10 +110,7 @@ func fixedWidth(a arrow.Array) encoder {
 		panic(fmt.Sprintf("fingerprint: no canonical encoding for Arrow type %s", a.DataType()))
 	}
 	w := fw.BitWidth() / 8
-	var raw []byte // absent only when every value is null: never read
-	if bufs := a.Data().Buffers(); len(bufs) > 1 && bufs[1] != nil {
-		raw = bufs[1].Bytes()[a.Data().Offset()*w:]
-	}
+	raw := fixedValues(a, w)
 	return func(dst []byte, i int) []byte { return append(dst, raw[i*w:(i+1)*w]...) }
 }
 

@@ -125,34 +125,44 @@ func newColumn(a arrow.Array) column {
 	if a.Len() == 0 {
 		return noRows{}
 	}
-	v := validity{bits: a.NullBitmapBytes(), off: a.Data().Offset()}
-	if a.NullN() == 0 {
-		v.bits = nil
+	if b, ok := a.(*array.Boolean); ok {
+		return boolColumn{validity: validityOf(a), a: b}
 	}
-	switch a := a.(type) {
-	case *array.Dictionary, *array.RunEndEncoded, array.ExtensionArray, *array.StringView, *array.BinaryView:
-		// not flat (a dictionary's type has its index width), see below
-	case *array.Boolean:
-		return boolColumn{validity: v, a: a}
-	case *array.String:
-		return varColumn[int32]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
-	case *array.LargeString:
-		return varColumn[int64]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
-	case *array.Binary:
-		return varColumn[int32]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
-	case *array.LargeBinary:
-		return varColumn[int64]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
-	default:
-		if fw, ok := a.DataType().(arrow.FixedWidthDataType); ok && fw.BitWidth()%8 == 0 && fw.BitWidth() > 0 {
-			w := fw.BitWidth() / 8
-			var raw []byte // absent only when every value is null: never read
-			if bufs := a.Data().Buffers(); len(bufs) > 1 && bufs[1] != nil {
-				raw = bufs[1].Bytes()[a.Data().Offset()*w:]
-			}
-			return fixedColumn{validity: v, raw: raw, w: w}
-		}
+	if f := flatOf(a); f != nil {
+		return f
 	}
 	return &encodedColumn{enc: newEncoder(a)}
+}
+
+// flat is a column of one of the common flat types, whose values are
+// read straight from its buffers: a layout column and a stream source.
+type flat interface {
+	column
+	source
+}
+
+// flatOf is a as a flat column, or nil when a's values are not laid out
+// flat (a dictionary's type has its index width; views, run-end encoded
+// and extension arrays, booleans and nested types go value by value).
+func flatOf(a arrow.Array) flat {
+	v := validityOf(a)
+	switch a := a.(type) {
+	case *array.Dictionary, *array.RunEndEncoded, array.ExtensionArray, *array.StringView, *array.BinaryView, *array.Boolean:
+		return nil
+	case *array.String:
+		return varArray[int32]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
+	case *array.LargeString:
+		return varArray[int64]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
+	case *array.Binary:
+		return varArray[int32]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
+	case *array.LargeBinary:
+		return varArray[int64]{validity: v, data: a.ValueBytes(), offs: a.ValueOffsets()}
+	}
+	if fw, ok := a.DataType().(arrow.FixedWidthDataType); ok && fw.BitWidth()%8 == 0 && fw.BitWidth() > 0 {
+		w := fw.BitWidth() / 8
+		return fixedArray{validity: v, raw: fixedValues(a, w), w: w}
+	}
+	return nil
 }
 
 type noRows struct{}
@@ -164,6 +174,24 @@ func (noRows) write([]byte, []int) {}
 type validity struct {
 	bits []byte
 	off  int
+}
+
+// validityOf is a's null bitmap.
+func validityOf(a arrow.Array) validity {
+	if a.NullN() == 0 {
+		return validity{}
+	}
+	return validity{bits: a.NullBitmapBytes(), off: a.Data().Offset()}
+}
+
+// fixedValues is the values buffer of a fixed-width array of w-byte
+// values, from the array's first value; nil when absent (only when every
+// value is null, so it is never read).
+func fixedValues(a arrow.Array, w int) []byte {
+	if bufs := a.Data().Buffers(); len(bufs) > 1 && bufs[1] != nil {
+		return bufs[1].Bytes()[a.Data().Offset()*w:]
+	}
+	return nil
 }
 
 func (v validity) null(i int) bool { return v.bits != nil && !bitutil.BitIsSet(v.bits, v.off+i) }
@@ -181,14 +209,14 @@ func (v validity) marker(buf []byte, pos []int, i int) bool {
 	return true
 }
 
-// fixedColumn: byte 1 and the value's w little-endian bytes, or byte 0.
-type fixedColumn struct {
+// fixedArray is a fixed-width array. In a layout: byte 1 and the value's w little-endian bytes, or byte 0.
+type fixedArray struct {
 	validity
 	raw []byte
 	w   int
 }
 
-func (c fixedColumn) size(lens []int) {
+func (c fixedArray) size(lens []int) {
 	if c.bits == nil {
 		for i := range lens {
 			lens[i] += 1 + c.w
@@ -204,7 +232,7 @@ func (c fixedColumn) size(lens []int) {
 	}
 }
 
-func (c fixedColumn) write(buf []byte, pos []int) {
+func (c fixedArray) write(buf []byte, pos []int) {
 	w := c.w
 	if c.bits == nil && w == 8 { // the common case, without a branch per value
 		for i, p := range pos {
@@ -231,17 +259,17 @@ func (c fixedColumn) write(buf []byte, pos []int) {
 	}
 }
 
-// varColumn: byte 1, the length (uvarint) and the bytes, or byte 0. data
+// varArray is a string or binary array. In a layout: byte 1, the length (uvarint) and the bytes, or byte 0. data
 // is the array's ValueBytes, which starts at its first value (offs[0])
 // when the array is a slice, while its offsets stay those of the whole
 // buffer.
-type varColumn[O int32 | int64] struct {
+type varArray[O int32 | int64] struct {
 	validity
 	data []byte
 	offs []O
 }
 
-func (c varColumn[O]) size(lens []int) {
+func (c varArray[O]) size(lens []int) {
 	for i := range lens {
 		if c.null(i) {
 			lens[i]++
@@ -252,7 +280,7 @@ func (c varColumn[O]) size(lens []int) {
 	}
 }
 
-func (c varColumn[O]) write(buf []byte, pos []int) {
+func (c varArray[O]) write(buf []byte, pos []int) {
 	base := c.offs[0]
 	for i := range pos {
 		if !c.marker(buf, pos, i) {
