@@ -78,6 +78,14 @@ type builder struct {
 // build returns the output array for nd from in (nil if nd has no input),
 // of length n.
 func (b builder) build(nd *node, in arrow.Array, n int) (arrow.Array, error) {
+	if nd.decode && in != nil {
+		values, err := compute.CastArray(b.ctx, in, compute.SafeCastOptions(in.DataType().(*arrow.DictionaryType).ValueType))
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %q: decode %s: %w", ErrIncompatibleType, nd.path, in.DataType(), err)
+		}
+		defer values.Release()
+		in = values
+	}
 	switch nd.op {
 	case opNull:
 		return array.MakeArrayOfNull(b.mem, nd.out, n), nil

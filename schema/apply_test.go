@@ -97,6 +97,18 @@ func TestApplyGood(t *testing.T) {
 			want: `{"b":"AQI=","s":"héllo"}`,
 		},
 		{
+			name: "dictionaries decoded to their values, then promoted",
+			in: []arrow.Field{
+				fld("s", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}, 1),
+				fld("b", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.Binary}, 2),
+				fld("i", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint16, ValueType: arrow.PrimitiveTypes.Int16}, 3),
+			},
+			tbl: iceberg.NewSchema(0, opt(1, "s", iceberg.PrimitiveTypes.String), opt(2, "b", iceberg.PrimitiveTypes.Binary),
+				opt(3, "i", iceberg.PrimitiveTypes.Int64)),
+			rows: `[{"s": "eur", "b": "AQI=", "i": 7}, {"s": null, "b": "AQI=", "i": null}, {"s": "eur", "b": "Aw==", "i": -2}]`,
+			want: `{"b":"AQI=","i":7,"s":"eur"}` + "\n" + `{"b":"AQI=","i":null,"s":null}` + "\n" + `{"b":"Aw==","i":-2,"s":"eur"}`,
+		},
+		{
 			name: "timestamp units",
 			in: []arrow.Field{
 				fld("s", &arrow.TimestampType{Unit: arrow.Second}, 1),

@@ -39,5 +39,8 @@
 // is supplied nulls, not a missing column. Structs,
 // lists and maps resolve their children by ID at any depth; a list element or
 // map key or value that carries a field ID must carry the table's.
-// Dictionary-encoded and view-layout inputs are rejected as incompatible.
+// A dictionary-encoded input column is decoded to its values, which then
+// resolve as a column of its value type would (a dictionary of strings
+// into a string column, of int16 into a long column); view-layout inputs
+// (string and binary views) are rejected as incompatible.
 package schema

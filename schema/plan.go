@@ -38,6 +38,7 @@ type node struct {
 	prec     int32         // decimal output: its precision, which Apply checks values against; else 0
 	bounded  bool          // this node or one below is a decimal: Apply checks precisions
 	fill     scalar.Scalar // opDefault: the write-default
+	decode   bool          // the input is dictionary-encoded: Apply decodes it to its values, then applies op
 	children []node        // struct: output children in table order; list and map: the element
 }
 
@@ -139,7 +140,11 @@ func (r *resolver) field(tblPath, inPath string, in *arrow.Field, t iceberg.Nest
 	case *iceberg.MapType:
 		n.op, n.children, err = r.mapType(tblPath, inPath, in.Type, tt, out.Type.(*arrow.MapType), mapped)
 	default:
-		n.op, err = leaf(in.Type, t.Type, out.Type)
+		inType := in.Type
+		if d, ok := inType.(*arrow.DictionaryType); ok {
+			n.decode, inType = true, d.ValueType // a dictionary is its values
+		}
+		n.op, err = leaf(inType, t.Type, out.Type)
 		if err != nil {
 			return n, fmt.Errorf("%w: column %q: input %s, table %s: %v",
 				ErrIncompatibleType, tblPath, in.Type, t.Type, err)
