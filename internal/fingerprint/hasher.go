@@ -31,7 +31,7 @@ func (h *Hasher) Hashes(rec arrow.RecordBatch, buf []Hash) []Hash {
 		buf = make([]Hash, n)
 	}
 	buf = buf[:n]
-	h.layout.build(rec, padded, nil)
+	h.layout.build(rec)
 	for i := range buf {
 		buf[i] = h.rows.row(&h.layout, i)
 	}

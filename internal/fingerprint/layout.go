@@ -31,11 +31,9 @@ import (
 // looked at once per batch, not once per value; [encoder] encodes the
 // values of the other types one by one.
 //
-// Rows are placed one after the other in the order build is given (input
-// order by default), so the rows of one fingerprint can be hashed in one
-// call. Packed rows follow each other directly; padded rows are each
-// followed by their SHA-256 padding (see [rowHasher]), up to the next
-// multiple of 64 bytes.
+// Rows are placed one after the other in input order, each followed by
+// its SHA-256 padding (see [rowHasher]), up to the next multiple of 64
+// bytes, so each row is hashed as its own message.
 type layout struct {
 	buf   []byte
 	start []int // where each row starts in buf
@@ -51,17 +49,8 @@ type column interface {
 	write(buf []byte, pos []int)
 }
 
-// framing says whether rows are packed or padded.
-type framing int
-
-const (
-	packed framing = iota // each row right after the one before
-	padded                // each row followed by its SHA-256 padding
-)
-
-// build lays out the rows of rec, in the order given by order (row
-// indices; nil for the input order, which padded rows always have).
-func (l *layout) build(rec arrow.RecordBatch, f framing, order []int) {
+// build lays out the rows of rec, each padded.
+func (l *layout) build(rec arrow.RecordBatch) {
 	n := int(rec.NumRows())
 	l.cols = l.cols[:0]
 	for _, a := range rec.Columns() {
@@ -74,22 +63,9 @@ func (l *layout) build(rec arrow.RecordBatch, f framing, order []int) {
 	}
 	l.start = resize(l.start, n)
 	end := 0
-	switch {
-	case f == padded:
-		for i, m := range l.lens { // padded rows are hashed one by one: input order
-			l.start[i] = end
-			end += paddedLen(m)
-		}
-	case order == nil:
-		for i, m := range l.lens {
-			l.start[i] = end
-			end += m
-		}
-	default:
-		for _, i := range order {
-			l.start[i] = end
-			end += l.lens[i]
-		}
+	for i, m := range l.lens {
+		l.start[i] = end
+		end += paddedLen(m)
 	}
 	l.buf = resize(l.buf, end)
 	l.pos = resize(l.pos, n)
@@ -97,17 +73,15 @@ func (l *layout) build(rec arrow.RecordBatch, f framing, order []int) {
 	for _, c := range l.cols {
 		c.write(l.buf, l.pos)
 	}
-	if f == padded {
-		for i, m := range l.lens {
-			pad(l.padded(i), m)
-		}
+	for i, m := range l.lens {
+		pad(l.padded(i), m)
 	}
 }
 
 // row is the canonical bytes of row i.
 func (l *layout) row(i int) []byte { return l.buf[l.start[i] : l.start[i]+l.lens[i]] }
 
-// padded is row i with its SHA-256 padding (padded layouts only).
+// padded is row i with its SHA-256 padding.
 func (l *layout) padded(i int) []byte {
 	return l.buf[l.start[i] : l.start[i]+paddedLen(l.lens[i])]
 }
@@ -209,7 +183,8 @@ func (v validity) marker(buf []byte, pos []int, i int) bool {
 	return true
 }
 
-// fixedArray is a fixed-width array. In a layout: byte 1 and the value's w little-endian bytes, or byte 0.
+// fixedArray is a fixed-width array. In a layout: byte 1 and the value's
+// w little-endian bytes, or byte 0.
 type fixedArray struct {
 	validity
 	raw []byte
@@ -259,10 +234,10 @@ func (c fixedArray) write(buf []byte, pos []int) {
 	}
 }
 
-// varArray is a string or binary array. In a layout: byte 1, the length (uvarint) and the bytes, or byte 0. data
-// is the array's ValueBytes, which starts at its first value (offs[0])
-// when the array is a slice, while its offsets stay those of the whole
-// buffer.
+// varArray is a string or binary array. In a layout: byte 1, the length
+// (uvarint) and the bytes, or byte 0. data is the array's ValueBytes,
+// which starts at its first value (offs[0]) when the array is a slice,
+// while its offsets stay those of the whole buffer.
 type varArray[O int32 | int64] struct {
 	validity
 	data []byte

@@ -54,7 +54,7 @@ func TestLayoutMatchesEncoders(t *testing.T) {
 			for _, r := range [][2]int64{{0, 5}, {1, 4}, {2, 5}, {3, 3}} {
 				rec := whole.NewSlice(r[0], r[1])
 				var l layout
-				l.build(rec, packed, nil)
+				l.build(rec)
 				for i := range int(rec.NumRows()) {
 					if got, want := l.row(i), referenceRow(rec, i); !bytes.Equal(got, want) {
 						t.Errorf("rows %d-%d, row %d: layout %x, encoder %x", r[0], r[1], i, got, want)
@@ -62,10 +62,10 @@ func TestLayoutMatchesEncoders(t *testing.T) {
 				}
 				end := 0
 				for i := range int(rec.NumRows()) {
-					end += len(referenceRow(rec, i))
+					end += paddedLen(len(referenceRow(rec, i)))
 				}
 				if got := len(l.buf); got != end {
-					t.Errorf("rows %d-%d: %d bytes laid out, rows hold %d", r[0], r[1], got, end)
+					t.Errorf("rows %d-%d: %d bytes laid out, padded rows hold %d", r[0], r[1], got, end)
 				}
 				rec.Release()
 			}
@@ -79,7 +79,7 @@ func TestLayoutOfManyColumns(t *testing.T) {
 	rec := batch([]int64{1, 2, 3}, []string{"a", "", "ccc"}, []bool{true, false, true})
 	defer rec.Release()
 	var l layout
-	l.build(rec, packed, nil)
+	l.build(rec)
 	for i := range 3 {
 		if got, want := l.row(i), referenceRow(rec, i); !bytes.Equal(got, want) {
 			t.Errorf("row %d: layout %x, encoder %x", i, got, want)
