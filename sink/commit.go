@@ -29,6 +29,9 @@ import (
 // metadata.json files that fall out of the metadata log instead of
 // leaving one per commit.
 //
+// The snapshot expiry and the compactions that follow a commit never fail
+// it: see [Stats].MaintenanceFailures.
+//
 // On error nothing of the pending batch is in the table (except after a
 // *commit.UnknownOutcomeError, when it may be: the table decides) and the
 // batch is dropped: call [Sink.Start] and resume the source from the
@@ -138,16 +141,33 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		s.keys.commitPending(s, files, res.SnapshotID)
 	}
 	s.reset()
+	s.maintain(ctx, files)
+	return res, nil
+}
+
+// maintain runs what follows a commit that landed: the snapshot expiry
+// when it is due, and the compaction of the partitions the watermark
+// closed. Their failures are logged and counted
+// ([Stats].MaintenanceFailures), never returned: the commit's result says
+// whether its rows landed, and a caller answering its source from that
+// error would have rows that are stored sent again. What failed is tried
+// again after a later commit.
+func (s *Sink) maintain(ctx context.Context, files []iceberg.DataFile) {
+	failed := func(what string, err error) {
+		s.stats.MaintenanceFailures++
+		s.meters.add(ctx, s.stats)
+		s.cfg.log.Warn("sink "+what+" failed after a commit (its rows landed; tried again later)",
+			slog.String("table", s.name), slog.Any("error", err))
+	}
 	if err := s.expire(ctx); err != nil {
-		return res, err
+		failed("snapshot expiry", err)
 	}
 	if s.clock != nil && !s.isSide {
 		s.noteOpen(files)
 		if err := s.compactClosed(ctx); err != nil {
-			return res, err
+			failed("compaction", err)
 		}
 	}
-	return res, nil
 }
 
 // snapshotID is the id of tbl's current snapshot (0: none).

@@ -40,8 +40,10 @@
 // maximum minus the allowed lateness; late rows go to a side table
 // ([LateTable]) with the reason and their source position, or are dropped
 // by [WithLateRows], and are counted in [Stats]. When a partition closes,
-// [Sink.Compact] rewrites its small files into target-size ones: the same
-// rows, checked, in a commit that removes exactly the files it read.
+// [Sink.Compact] rewrites its small files into target-size ones with the
+// table's compaction: the same live rows, checked, in a commit that
+// removes exactly the data and delete files it read, planned again when
+// another writer changed the partition meanwhile.
 //
 // # Keyed mode
 //

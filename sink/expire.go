@@ -10,7 +10,6 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/backfill"
-	"github.com/icerun/icerun/table"
 )
 
 // expire runs the snapshot expiry of WithSnapshotExpiry when it is due.
@@ -18,7 +17,7 @@ func (s *Sink) expire(ctx context.Context) error {
 	if s.cfg.expireEvery == 0 || s.stats.Commits%s.cfg.expireEvery != 0 {
 		return nil
 	}
-	w, err := table.Open(ctx, s.cat, s.ident)
+	w, err := s.writer(ctx) // under the sink's commit lock, as its appends
 	if err != nil {
 		return fmt.Errorf("sink: expire %s: %w", s.name, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/icerun/icerun/internal/writeprops"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
+	"github.com/icerun/icerun/table"
 )
 
 // Sink appends rows delivered at least once to one Iceberg table, exactly
@@ -39,6 +40,7 @@ type Sink struct {
 	cfg   config
 
 	tbl *icetable.Table
+	tw  *table.Writer // the table's operations (compaction, expiry); nil until first used
 	// planOnLast: when this sink's last commit was planned, the table was
 	// as the commit before it had left it (no other writer in between),
 	// so the next commit plans on tbl instead of loading the table first;
@@ -77,6 +79,10 @@ type Stats struct {
 	Commits     int64 // snapshots committed
 	Fenced      int64 // commits refused with ErrFenced or ErrKeyCommitted
 	Compactions int64 // partitions compacted
+	// MaintenanceFailures counts the snapshot expiries and compactions
+	// that failed after a commit: logged, retried later, never the
+	// commit's error (its rows landed).
+	MaintenanceFailures int64
 }
 
 // Open returns a sink appending to table ident of cat, with the positions
@@ -140,6 +146,17 @@ func (s *Sink) load(ctx context.Context) error {
 	}
 	if s.res != nil && tbl.Schema().ID != s.tbl.Schema().ID {
 		s.res = nil // resolved against the old schema
+	}
+	// The pending rows were checked against the marks they were read
+	// with: those marks stay the fence of their source partitions, or a
+	// reload between Write and Commit (a compaction, an expiry) would let
+	// a zombie commit rows a newer owner committed meanwhile.
+	for sp := range s.pending {
+		if old, ok := s.committed[sp]; ok {
+			m[sp] = old
+		} else {
+			delete(m, sp)
+		}
 	}
 	s.tbl, s.spec, s.committed = tbl, spec, m
 	return nil

@@ -32,7 +32,7 @@ var ErrCompactMismatch = errors.New("table: compacted files do not hold the part
 // says: a compaction's aim is few full files, and its peak memory stays
 // low), sorted by the table's sort order when icerun sorts by it, in one
 // snapshot that removes the old data and delete files (operation
-// overwrite). Before committing, the new files are read back and their
+// replace, as Java's RewriteFiles: incremental readers skip it). Before committing, the new files are read back and their
 // rows checked against the rows read (count and an order-insensitive sum
 // of row hashes): a mismatch fails with [ErrCompactMismatch].
 //
@@ -124,6 +124,7 @@ func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, 
 	}
 	basePaths := paths(base[key])
 	req := w.request(op, tbl, spec, []snapshotcommit.Part{part})
+	req.Kind = snapshotcommit.KindRewrite
 	req.Base = tbl
 	req.Policy.Attempts = attempts
 	req.Verify = func(_ *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {

@@ -90,6 +90,10 @@ const (
 	// operation is always "overwrite" and the summary says
 	// replace-partitions=true.
 	KindReplacePartitions
+	// KindRewrite rewrites files into others holding the same live rows,
+	// like Java's RewriteFiles (a compaction): the operation is always
+	// "replace", which tells incremental readers that no row changed.
+	KindRewrite
 )
 
 // manifestCounts are the manifests of a new snapshot: written by its
@@ -160,6 +164,8 @@ func (p *producer) summary(kind Kind, props iceberg.Properties, add, del []icebe
 	switch {
 	case kind == KindReplacePartitions:
 		out[sumReplacePartition] = "true"
+	case kind == KindRewrite:
+		op = icetable.OpReplace
 	case addDel.deleteFiles > 0 && addFiles == 0 && rm.dataFiles == 0:
 		op = icetable.OpDelete // a row delta that only deletes rows (rowdelta.go)
 	case addDel.deleteFiles > 0:
