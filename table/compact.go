@@ -48,7 +48,7 @@ var ErrCompactMismatch = errors.New("table: compacted files do not hold the part
 // commit, not a rewrite.
 func (w *Writer) Compact(ctx context.Context, key partition.Key) (commit.Result, error) {
 	op := fmt.Sprintf("table: compact %s/%s", w.name, key)
-	ctx, done := w.observeReplace(ctx, op)
+	ctx, done := w.observe(ctx, opCompact, op)
 	res, err := w.compact(ctx, op, key)
 	done(res, err)
 	return res, err

@@ -43,7 +43,7 @@ var ErrBadFilter = errors.New("table: bad delete filter")
 // [Writer.Compact] folds the deletes back into the data files.
 func (w *Writer) Delete(ctx context.Context, part partition.Key, keys array.RecordReader, keyColumns ...string) (commit.Result, error) {
 	op := fmt.Sprintf("table: delete from %s/%s by (%s)", w.name, part, strings.Join(keyColumns, ", "))
-	ctx, done := w.observeReplace(ctx, op)
+	ctx, done := w.observe(ctx, opDelete, op)
 	res, err := w.deleteKeys(ctx, op, part, keys, keyColumns...)
 	done(res, err)
 	return res, err
@@ -89,7 +89,7 @@ func (w *Writer) deleteKeys(ctx context.Context, op string, part partition.Key, 
 // does not bind to the schema fails with [ErrBadFilter].
 func (w *Writer) DeleteWhere(ctx context.Context, part partition.Key, filter iceberg.BooleanExpression) (commit.Result, error) {
 	op := fmt.Sprintf("table: delete from %s/%s where %v", w.name, part, filter)
-	ctx, done := w.observeReplace(ctx, op)
+	ctx, done := w.observe(ctx, opDelete, op)
 	res, err := w.deleteWhere(ctx, op, part, filter)
 	done(res, err)
 	return res, err

@@ -87,7 +87,7 @@ var (
 // and count current-spec files only; [commit.Result].DeletedRows is exact.
 func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late LatePolicy, rows array.RecordReader) (commit.Result, error) {
 	op := fmt.Sprintf("table: replace window %s of %s", windowText(window), w.name)
-	ctx, done := w.observeReplace(ctx, op)
+	ctx, done := w.observe(ctx, opReplaceWindow, op)
 	res, err := w.replaceWindow(ctx, op, window, late, rows)
 	done(res, err)
 	return res, err

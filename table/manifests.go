@@ -25,7 +25,7 @@ import (
 // its commit lock. A writer on a branch fails with commit.ErrUnsupported.
 func (w *Writer) RewriteManifests(ctx context.Context) (commit.Result, error) {
 	op := fmt.Sprintf("table: rewrite manifests of %s", w.name)
-	ctx, done := w.observeReplace(ctx, op)
+	ctx, done := w.observe(ctx, opRewriteManifests, op)
 	res, err := w.rewriteManifests(ctx, op)
 	done(res, err)
 	return res, err

@@ -36,7 +36,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithTracerProvider sets the OpenTelemetry tracer provider of the spans
-// around every replacement (icerun.replace) and its commit loop
+// around every call (icerun.replace, icerun.upsert, icerun.delete,
+// icerun.compact, icerun.replace_window, icerun.publish,
+// icerun.rewrite_manifests; attribute icerun.operation) and its commit loop
 // (icerun.commit, one event per attempt). Default: the global provider
 // (otel.GetTracerProvider at Open), a no-op unless the program installed
 // one.
@@ -53,7 +55,8 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // WithMeterProvider sets the OpenTelemetry meter provider of the metrics:
 // counters icerun.rows, icerun.bytes (of new data files), icerun.commits
 // (attribute outcome: committed, unchanged or failed), icerun.conflicts
-// and icerun.retries, and the histogram icerun.replace.duration (seconds).
+// and icerun.retries, and the histogram icerun.operation.duration
+// (seconds), each with the attributes icerun.table and icerun.operation.
 // Default: the global provider (otel.GetMeterProvider at Open), a no-op
 // unless the program installed one.
 func WithMeterProvider(mp metric.MeterProvider) Option {
@@ -101,19 +104,34 @@ func newObserver(cfg *config) (*observer, error) {
 	o.commits = counter("icerun.commits", "{commit}", "replacement outcomes")
 	o.conflicts = counter("icerun.conflicts", "{conflict}", "commit attempts that lost a race")
 	o.retries = counter("icerun.retries", "{attempt}", "commit attempts after the first")
-	o.duration, err = m.Float64Histogram("icerun.replace.duration", metric.WithUnit("s"), metric.WithDescription("duration of replacements"))
+	o.duration, err = m.Float64Histogram("icerun.operation.duration", metric.WithUnit("s"), metric.WithDescription("duration of a writer's calls, by icerun.operation"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: metrics: %w", ErrBadOption, err)
 	}
 	return o, nil
 }
 
-// replace starts the span of one replacement; done ends it, logs the
-// outcome and records the metrics.
-func (w *Writer) observeReplace(ctx context.Context, op string) (context.Context, func(commit.Result, error)) {
+// Operations, as the spans, log records and metric attributes of a
+// writer's calls name them (the span icerun.<operation>, the log message
+// "icerun <operation>", the attribute icerun.operation).
+const (
+	opReplace          = "replace"
+	opReplaceWindow    = "replace_window"
+	opUpsert           = "upsert"
+	opDelete           = "delete"
+	opCompact          = "compact"
+	opPublish          = "publish"
+	opRewriteManifests = "rewrite_manifests"
+)
+
+// observe starts the span of one call of operation (one of the op
+// constants; desc is the call's description, with the table and keys);
+// done ends it, logs the outcome and records the metrics.
+func (w *Writer) observe(ctx context.Context, operation, desc string) (context.Context, func(commit.Result, error)) {
 	o := w.obs
 	start := time.Now()
-	ctx, span := o.tracer.Start(ctx, "icerun.replace", trace.WithAttributes(attribute.String("icerun.table", w.name)))
+	opAttr := attribute.String("icerun.operation", operation)
+	ctx, span := o.tracer.Start(ctx, "icerun."+operation, trace.WithAttributes(attribute.String("icerun.table", w.name), opAttr))
 	return ctx, func(res commit.Result, err error) {
 		d := time.Since(start)
 		outcome := "committed"
@@ -123,7 +141,7 @@ func (w *Writer) observeReplace(ctx context.Context, op string) (context.Context
 		case res.Unchanged:
 			outcome = "unchanged"
 		}
-		attrs := []attribute.KeyValue{attribute.String("icerun.table", w.name), attribute.String("outcome", outcome)}
+		attrs := []attribute.KeyValue{attribute.String("icerun.table", w.name), opAttr, attribute.String("outcome", outcome)}
 		span.SetAttributes(attribute.StringSlice("icerun.partitions", res.Partitions), attribute.Int64("icerun.snapshot", res.SnapshotID),
 			attribute.Int("icerun.attempts", res.Attempts), attribute.Int64("icerun.rows", res.AddedRows), attribute.String("outcome", outcome))
 		if err != nil {
@@ -134,16 +152,16 @@ func (w *Writer) observeReplace(ctx context.Context, op string) (context.Context
 		o.commits.Add(ctx, 1, metric.WithAttributes(attrs...))
 		o.duration.Record(ctx, d.Seconds(), metric.WithAttributes(attrs...))
 		if outcome == "committed" {
-			o.rows.Add(ctx, res.AddedRows, metric.WithAttributes(attrs[0]))
+			o.rows.Add(ctx, res.AddedRows, metric.WithAttributes(attrs[:2]...))
 		}
 		if res.Attempts > 1 {
-			o.retries.Add(ctx, int64(res.Attempts-1), metric.WithAttributes(attrs[0]))
+			o.retries.Add(ctx, int64(res.Attempts-1), metric.WithAttributes(attrs[:2]...))
 		}
 		level := slog.LevelInfo
 		if err != nil {
 			level = slog.LevelError
 		}
-		o.log.LogAttrs(ctx, level, "icerun replace", slog.String("table", w.name), slog.String("op", op), slog.String("outcome", outcome),
+		o.log.LogAttrs(ctx, level, "icerun "+operation, slog.String("table", w.name), slog.String("op", desc), slog.String("outcome", outcome),
 			slog.Any("partitions", res.Partitions), slog.Int64("snapshot", res.SnapshotID), slog.Int("attempts", res.Attempts),
 			slog.Int64("added_rows", res.AddedRows), slog.Int64("deleted_rows", res.DeletedRows), slog.Int("added_files", res.AddedFiles),
 			slog.Int("deleted_files", res.DeletedFiles), slog.Duration("duration", d), errAttr(err))

@@ -15,8 +15,8 @@ import (
 )
 
 // WithLogger covers every call that commits, not only replacements: an
-// upsert and a publish each log their outcome under their own op, and an
-// unchanged publish or upsert logs no commit attempt.
+// upsert and a publish each log their outcome under their own operation's
+// name ("icerun upsert", "icerun publish"), with its description in op.
 func TestLoggerCoversUpsertAndPublish(t *testing.T) {
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
@@ -53,8 +53,8 @@ func TestLoggerCoversUpsertAndPublish(t *testing.T) {
 		}
 		got = append(got, rec{r["msg"].(string), op, outcome})
 	}
-	require.Contains(t, got, rec{"icerun replace", "upsert", "committed"})
-	require.Contains(t, got, rec{"icerun replace", "upsert", "unchanged"})
-	require.Contains(t, got, rec{"icerun replace", "publish", "committed"})
-	require.Contains(t, got, rec{"icerun replace", "publish", "unchanged"})
+	require.Contains(t, got, rec{"icerun upsert", "upsert", "committed"})
+	require.Contains(t, got, rec{"icerun upsert", "upsert", "unchanged"})
+	require.Contains(t, got, rec{"icerun publish", "publish", "committed"})
+	require.Contains(t, got, rec{"icerun publish", "publish", "unchanged"})
 }

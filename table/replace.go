@@ -40,7 +40,7 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 	if !key.IsValid() {
 		return commit.Result{}, fmt.Errorf("%s: %w: zero key", op, partition.ErrMalformedKey)
 	}
-	ctx, done := w.observeReplace(ctx, op)
+	ctx, done := w.observe(ctx, opReplace, op)
 	res, err := w.replace(ctx, op, &key, rows)
 	done(res, err)
 	return res, err
@@ -52,7 +52,7 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 // "overwrite", summary replace-partitions=true.
 func (w *Writer) ReplacePartitions(ctx context.Context, rows array.RecordReader) (commit.Result, error) {
 	op := "table: replace partitions of " + w.name
-	ctx, done := w.observeReplace(ctx, op)
+	ctx, done := w.observe(ctx, opReplace, op)
 	res, err := w.replace(ctx, op, nil, rows)
 	done(res, err)
 	return res, err

@@ -95,7 +95,7 @@ var (
 // copy-on-write. [Writer.Compact] folds the deletes back.
 func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns ...string) (commit.Result, error) {
 	op := fmt.Sprintf("table: upsert into %s by (%s)", w.name, strings.Join(keyColumns, ", "))
-	ctx, done := w.observeReplace(ctx, op)
+	ctx, done := w.observe(ctx, opUpsert, op)
 	res, err := w.upsert(ctx, op, rows, keyColumns...)
 	done(res, err)
 	return res, err
