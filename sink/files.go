@@ -13,6 +13,7 @@ import (
 	"io/fs"
 
 	"github.com/icerun/icerun/internal/writeprops"
+	"github.com/icerun/icerun/table"
 )
 
 // fileStream writes the rows of one pending batch to data files as they
@@ -34,11 +35,12 @@ type fileStream struct {
 	err   error
 }
 
-// ErrIncompleteWrite means the data files written hold fewer rows than
-// the sink handed the writers: iceberg-go v0.7.0 can drop the rows of a
-// file whose creation failed without reporting the error. Nothing is
-// committed; the batch is replayed from the table's positions.
-var ErrIncompleteWrite = errors.New("sink: a data file write failed")
+// ErrIncompleteWrite is [table.ErrIncompleteWrite], one error for every
+// writer: the data files written hold fewer rows than the sink handed the
+// writers (iceberg-go v0.7.0 can drop the rows of a file whose creation
+// failed without reporting the error). Nothing is committed; the batch is
+// replayed from the table's positions.
+var ErrIncompleteWrite = table.ErrIncompleteWrite
 
 // writerTable is tbl as the data file writers take it: without its sort
 // order when they cannot apply it (another engine's order on a nested or
