@@ -15,6 +15,7 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
 	"github.com/icerun/icerun/table"
 )
 
@@ -29,7 +30,8 @@ type Column struct {
 
 var (
 	// ErrColumnConflict is returned by [Sink.AddColumns] for a column the
-	// table has with a type the new one does not fit.
+	// table has with a type the new one does not fit; the error also
+	// matches schema.ErrIncompatibleType, as a write of such values does.
 	ErrColumnConflict = errors.New("sink: column exists with an incompatible type")
 	// ErrSchemaChanged is returned by a commit whose rows were written for
 	// a schema the table no longer has (another writer added a column):
@@ -49,9 +51,11 @@ const addColumnAttempts = 10
 // own committed after the pending rows (which do not need them): rows
 // committed before read null in them. A column or field the table already
 // has (another sink racing to add it) is accepted when the new type fits
-// the existing one (the same type, int into long, float into double, long
-// into double, a struct, list or map whose fields fit), else it fails
-// with [ErrColumnConflict] and changes nothing. A lost race with another
+// the existing one (the same type, a promotion schema.Resolve applies to
+// the rows: int into long, float into double, decimal precision up; a
+// struct, list or map whose fields fit), else it fails with
+// [ErrColumnConflict], also matching schema.ErrIncompatibleType as the
+// rows would, and changes nothing. A lost race with another
 // commit is retried on the reloaded table. The change is recorded in the
 // table property icerun.schema-change.<schema id>, as
 // table.Writer.AddColumn does.
@@ -191,11 +195,12 @@ func nestedToAdd(out []addition, path []string, v, col iceberg.Type) ([]addition
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: %s is %s, the new value is %s", ErrColumnConflict, strings.Join(path, "."), col, v)
+	return nil, fmt.Errorf("%w: %w: %s is %s, the new value is %s", ErrColumnConflict, schema.ErrIncompatibleType, strings.Join(path, "."), col, v)
 }
 
 // typeFits reports whether values of type v can be stored in a column of
-// type col.
+// type col: field by field, with the promotions of [schema.Promotable]
+// (those the write path's schema.Resolve applies) for primitives.
 func typeFits(v, col iceberg.Type) bool {
 	switch v := v.(type) {
 	case *iceberg.StructType:
@@ -216,16 +221,7 @@ func typeFits(v, col iceberg.Type) bool {
 		cm, ok := col.(*iceberg.MapType)
 		return ok && typeFits(v.KeyType, cm.KeyType) && typeFits(v.ValueType, cm.ValueType)
 	}
-	if v.Equals(col) {
-		return true
-	}
-	switch {
-	case v.Equals(iceberg.PrimitiveTypes.Int32):
-		return col.Equals(iceberg.PrimitiveTypes.Int64)
-	case v.Equals(iceberg.PrimitiveTypes.Float32), v.Equals(iceberg.PrimitiveTypes.Int64):
-		return col.Equals(iceberg.PrimitiveTypes.Float64)
-	}
-	return false
+	return schema.Promotable(v, col)
 }
 
 func structField(st *iceberg.StructType, name string) (iceberg.NestedField, bool) {

@@ -16,6 +16,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/schema"
 	"github.com/icerun/icerun/sink"
 )
 
@@ -181,4 +182,57 @@ func TestAddColumnsRace(t *testing.T) {
 	if after.MetadataLocation() != before.MetadataLocation() {
 		t.Errorf("a refused change moved the table")
 	}
+}
+
+// A long column handed for an existing double column is refused by
+// AddColumns with the error schema.Resolve (the batch path) gives the long
+// values themselves: the promotion rule is schema.Promotable's, and long
+// to double is not one of its promotions. The table is left as it was.
+func TestAddColumnsRefusesLongForDouble(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := eventsTable(t, cat, "events")
+	s := mustOpen(t, cat, ident)
+	if err := s.AddColumns(ctx, sink.Column{Name: "score", Type: iceberg.PrimitiveTypes.Float64}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := cat.LoadTable(ctx, ident)
+	err := s.AddColumns(ctx, sink.Column{Name: "score", Type: iceberg.PrimitiveTypes.Int64})
+	if !errors.Is(err, sink.ErrColumnConflict) || !errors.Is(err, schema.ErrIncompatibleType) {
+		t.Errorf("AddColumns(score long) on a double column = %v, want ErrColumnConflict and schema.ErrIncompatibleType", err)
+	}
+	after, _ := cat.LoadTable(ctx, ident)
+	if after.MetadataLocation() != before.MetadataLocation() {
+		t.Errorf("a refused change moved the table")
+	}
+	// The same values through the write path: the same typed error.
+	ms, offs := messages(0, 0, 3)
+	rec := scoredBatch(ms)
+	defer rec.Release()
+	if err := s.Write(ctx, sp0, offs, rec); !errors.Is(err, schema.ErrIncompatibleType) {
+		t.Errorf("Write of long scores into the double column = %v, want schema.ErrIncompatibleType", err)
+	}
+	// The promotions the batch path applies are accepted.
+	if err := s.AddColumns(ctx, sink.Column{Name: "score", Type: iceberg.PrimitiveTypes.Float32}); err != nil {
+		t.Errorf("AddColumns(score float) on a double column: %v", err)
+	}
+}
+
+// scoredBatch is msgs with a long score column (the offset).
+func scoredBatch(msgs []msg) arrow.RecordBatch {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.BinaryTypes.String},
+		{Name: "seq", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "event_time", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
+		{Name: "score", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for _, m := range msgs {
+		b.Field(0).(*array.StringBuilder).Append(m.id)
+		b.Field(1).(*array.Int64Builder).Append(m.seq)
+		b.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(m.at.UnixMicro()))
+		b.Field(3).(*array.Int64Builder).Append(m.seq)
+	}
+	return b.NewRecordBatch()
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	icetable "github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/icerun/icerun/commit"
 )
@@ -56,6 +57,7 @@ func defaults() config {
 		rowGroupRows:   131_072,
 		expireRetain:   DefaultKeepSnapshots,
 		expireEvery:    DefaultExpireEvery,
+		runID:          uuid.NewString(),
 		log:            slog.New(slog.DiscardHandler),
 	}
 }
@@ -175,9 +177,17 @@ func WithCommitLock(l commit.Locker) Option {
 	return func(c *config) error { c.lock = l; return nil }
 }
 
-// WithRunID records id as the run in the sink's snapshots (icerun.run-id).
+// WithRunID records id as the run in the sink's snapshots
+// (icerun.run-id) and its side tables'. Default: a random UUID chosen by
+// [Open], as table.Writer's; an empty id keeps it (the CLI's -run-id
+// flag, unset, passes "").
 func WithRunID(id string) Option {
-	return func(c *config) error { c.runID = id; return nil }
+	return func(c *config) error {
+		if id != "" {
+			c.runID = id
+		}
+		return nil
+	}
 }
 
 // WithCodeVersion records v in the sink's snapshots (icerun.code-version).

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
+	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
@@ -23,11 +25,29 @@ import (
 const SummaryPositions = "icerun.sink.positions"
 
 // PropertyPositions is the table property every sink commit sets, in the
-// same commit, to the value of [SummaryPositions]. It is read only when no
-// snapshot on main's ancestry records the positions (they were all
-// expired): the summary follows main (a rollback moves the positions back
-// with the rows), the property survives expiry.
+// same commit, to the value of [SummaryPositions]. It stands in only for
+// sink snapshots expired from main's ancestry: it is read when no snapshot
+// on main's ancestry records the positions and the ancestry is cut short
+// by an expired parent, never when the ancestry reaches its first
+// snapshot (it is all there and records none: main was rolled back past
+// every sink commit) and never for a commit that is no longer on main
+// (see [PropertyPositionsSequence]). So the summary follows main (a
+// rollback moves the positions back with the rows) and the property
+// survives expiry.
 const PropertyPositions = "icerun.sink.positions"
+
+// PropertyPositionsSequence is the table property every sink commit of a
+// format v2 or v3 table sets beside [PropertyPositions], in the same
+// commit: the sequence number of the snapshot that commit adds. The
+// property stands in for the expired part of main's ancestry only when
+// that snapshot is gone and its sequence number is below that of the
+// oldest snapshot left on the ancestry (it was one of the expired
+// ancestors); a snapshot still in the table, or a newer one, is off main:
+// main was rolled back past it, and the positions of the expired
+// ancestors are unknown. Format v1 has no sequence numbers: a v1 table's
+// sink commits set no such property, and a property without it is read
+// whenever the ancestry is cut short.
+const PropertyPositionsSequence = "icerun.sink.positions-sequence"
 
 // SourcePartition names one ordered stream of a source: for Kafka, a topic
 // ("kafka:orders") and a partition of it.
@@ -127,24 +147,71 @@ func decodeMarks(s string) (marks, error) {
 
 // tableMarks reads the positions tbl holds: those of the newest snapshot on
 // main's ancestry that records them (other writers' snapshots, such as a
-// replace or a compaction by another tool, do not move them).
+// replace or a compaction by another tool, do not move them); when none
+// does, none if the ancestry is complete, else (the older ancestors were
+// expired) those of [PropertyPositions], when it stands in for them (see
+// [PropertyPositionsSequence]). A property that was set by a commit no
+// longer on main, over an ancestry cut short, fails with
+// [commit.ErrUnsupported]: the positions of the expired ancestors are
+// gone with them, and resuming from any guess would drop or repeat rows.
 func tableMarks(tbl *icetable.Table) (marks, error) {
 	md := tbl.Metadata()
-	for s := md.CurrentSnapshot(); s != nil; {
+	oldest := md.CurrentSnapshot()
+	for s := oldest; s != nil; s = md.SnapshotByID(*s.ParentSnapshotID) {
 		if s.Summary != nil {
 			if v, ok := s.Summary.Properties[SummaryPositions]; ok {
 				return decodeMarks(v)
 			}
 		}
+		oldest = s
 		if s.ParentSnapshotID == nil {
-			break
+			return marks{}, nil // the whole ancestry is here: it holds no sink rows
 		}
-		s = md.SnapshotByID(*s.ParentSnapshotID)
 	}
-	if v, ok := md.Properties()[PropertyPositions]; ok && md.CurrentSnapshot() != nil {
-		return decodeMarks(v)
+	if oldest == nil {
+		return marks{}, nil // no snapshot: no rows
 	}
-	return marks{}, nil
+	v, ok := md.Properties()[PropertyPositions]
+	if !ok {
+		return marks{}, nil
+	}
+	if err := standsIn(md, oldest); err != nil {
+		return nil, err
+	}
+	return decodeMarks(v)
+}
+
+// standsIn reports (nil) whether md's [PropertyPositions] was set by a
+// snapshot expired from main's ancestry, whose oldest snapshot left is
+// oldest (its parent was expired).
+func standsIn(md icetable.Metadata, oldest *icetable.Snapshot) error {
+	raw, ok := md.Properties()[PropertyPositionsSequence]
+	if !ok || md.Version() < 2 {
+		return nil // set before the sequence was recorded, or format v1: the cut ancestry is all there is to go by
+	}
+	seq, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || seq < 1 {
+		return fmt.Errorf("sink: %w: %s %q: not a sequence number", commit.ErrUnsupported, PropertyPositionsSequence, raw)
+	}
+	if seq < oldest.SequenceNumber && !slices.ContainsFunc(md.Snapshots(), func(s icetable.Snapshot) bool { return s.SequenceNumber == seq }) {
+		return nil
+	}
+	return fmt.Errorf("sink: %w: %s was set by the snapshot of sequence number %d, which is not on main's ancestry "+
+		"(main was rolled back past it), and main's snapshots before %d (sequence number %d) were expired: "+
+		"the positions of the rows they hold are unknown; set %s to them and remove %s",
+		commit.ErrUnsupported, PropertyPositions, seq, oldest.SnapshotID, oldest.SequenceNumber, PropertyPositions, PropertyPositionsSequence)
+}
+
+// positionProps are the table properties a sink commit on base sets, in
+// the same commit: the positions v it records ([PropertyPositions]) and,
+// on format v2 and v3, the sequence number of the snapshot it adds
+// ([PropertyPositionsSequence]).
+func positionProps(base icetable.Metadata, v string) iceberg.Properties {
+	props := iceberg.Properties{PropertyPositions: v}
+	if base.Version() >= 2 {
+		props[PropertyPositionsSequence] = strconv.FormatInt(base.LastSequenceNumber()+1, 10)
+	}
+	return props
 }
 
 // Positions reads the committed positions of tbl: for every source

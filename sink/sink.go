@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +56,7 @@ type Sink struct {
 	clock    *eventClock // nil without event time
 	keys     *keyIndex   // nil without keyed mode
 	files    *fileStream
+	batch    *fileStream             // files's stream, kept past Commit's finish for summaryProps; the pending batch's only while rows > 0
 	late     *lateRows               // nil until the first late row
 	dead     *Sink                   // the dead-letter table's sink; nil until the first dead letter
 	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window
@@ -298,19 +300,58 @@ func (s *Sink) positions(tbl *icetable.Table) (marks, error) {
 	return merged, nil
 }
 
-// summaryProps are the summary properties of a commit holding merged.
+// summaryProps are the summary properties of a commit holding merged:
+// the positions, and the lineage every icerun snapshot records (the run,
+// the code version, the schema the rows were written for and the table
+// partitions the pending batch's data files touched).
 func (s *Sink) summaryProps(merged marks) (iceberg.Properties, error) {
 	v, err := merged.encode()
 	if err != nil {
 		return nil, err
 	}
+	var files []iceberg.DataFile
+	if s.rows > 0 && s.batch != nil { // finished by Commit before it plans
+		files = s.batch.files
+	}
+	keys, err := partitionsOf(s.spec, files)
+	if err != nil {
+		return nil, fmt.Errorf("sink: %s: %w", s.name, err)
+	}
 	return iceberg.Properties{
-		SummaryPositions:          v,
-		"icerun.run-id":           s.cfg.runID,
-		"icerun.code-version":     s.cfg.codeVersion,
-		"icerun.rows":             fmt.Sprint(s.rows),
-		"icerun.sink.source-rows": fmt.Sprint(s.rows),
+		SummaryPositions:              v,
+		commit.SummaryRunID:           s.cfg.runID,
+		commit.SummaryCodeVersion:     s.cfg.codeVersion,
+		commit.SummaryPartitions:      keys,
+		commit.SummaryPartitionSpecID: strconv.Itoa(s.spec.ID()),
+		commit.SummarySchemaID:        strconv.Itoa(s.tbl.Schema().ID),
+		commit.SummaryRows:            fmt.Sprint(s.rows),
+		"icerun.sink.source-rows":     fmt.Sprint(s.rows),
 	}, nil
+}
+
+// partitionsOf is the value of [commit.SummaryPartitions] for files,
+// written under spec: the canonical keys of their partitions, each once,
+// in spec order, comma-separated, as the table writer records the
+// partitions it replaces ("" for an unpartitioned table).
+func partitionsOf(spec *partition.Spec, files []iceberg.DataFile) (string, error) {
+	seen := map[partition.Key]bool{}
+	var keys []partition.Key
+	for _, f := range files {
+		k, err := spec.KeyFromValues(f.Partition())
+		if err != nil {
+			return "", fmt.Errorf("partition of data file %s: %w", f.FilePath(), err)
+		}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	spec.SortKeys(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.String()
+	}
+	return strings.Join(out, ","), nil
 }
 
 // write hands rec (owned by the sink from now on) to the data files.
@@ -326,6 +367,7 @@ func (s *Sink) write(ctx context.Context, rec arrow.RecordBatch) error {
 			return fmt.Errorf("sink: %s: %w", s.name, err)
 		}
 		s.files = startFiles(ctx, tbl, rec.Schema(), &s.cfg)
+		s.batch = s.files
 	}
 	s.rows += rec.NumRows()
 	return s.files.add(ctx, rec)
