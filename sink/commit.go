@@ -98,7 +98,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 		},
 		TableProperties: func(tbl *icetable.Table) (iceberg.Properties, error) {
 			v, err := merged.encode()
-			props := iceberg.Properties{PropertyPositions: v}
+			props := positionProps(tbl.Metadata(), v)
 			s.metadataPruning(tbl.Metadata(), props)
 			return props, err
 		},
