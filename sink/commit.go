@@ -94,7 +94,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 				}
 			}
 			merged = m
-			return s.summaryProps(m)
+			return s.summaryProps(m, files)
 		},
 		TableProperties: func(tbl *icetable.Table) (iceberg.Properties, error) {
 			v, err := merged.encode()

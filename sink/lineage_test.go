@@ -8,6 +8,7 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/table"
 )
 
 // Every sink snapshot carries the lineage every icerun snapshot does: the
@@ -33,6 +34,12 @@ func TestSinkSnapshotsCarryLineage(t *testing.T) {
 	}
 	if got, want := two[commit.SummaryPartitions], "event_day=2026-07-14,event_day=2026-07-15"; got != want {
 		t.Errorf("second snapshot: %s = %q, want %q", commit.SummaryPartitions, got, want)
+	}
+	// The lineage readers see one write per partition of each append.
+	for key, n := range map[string]int{"event_day=2026-07-14": 1, "event_day=2026-07-15": 2} {
+		if got := table.History(s.Table(), key); len(got) != n || got[0].RunID != one[commit.SummaryRunID] {
+			t.Errorf("History(%s) = %+v, want %d writes of the sink's run", key, got, n)
+		}
 	}
 	run := one[commit.SummaryRunID]
 	if _, err := uuid.Parse(run); err != nil {

@@ -56,7 +56,6 @@ type Sink struct {
 	clock    *eventClock // nil without event time
 	keys     *keyIndex   // nil without keyed mode
 	files    *fileStream
-	batch    *fileStream             // files's stream, kept past Commit's finish for summaryProps; the pending batch's only while rows > 0
 	late     *lateRows               // nil until the first late row
 	dead     *Sink                   // the dead-letter table's sink; nil until the first dead letter
 	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window
@@ -304,24 +303,26 @@ func (s *Sink) positions(tbl *icetable.Table) (marks, error) {
 // the positions, and the lineage every icerun snapshot records (the run,
 // the code version, the schema the rows were written for and the table
 // partitions the pending batch's data files touched).
-func (s *Sink) summaryProps(merged marks) (iceberg.Properties, error) {
+func (s *Sink) summaryProps(merged marks, files []iceberg.DataFile) (iceberg.Properties, error) {
 	v, err := merged.encode()
 	if err != nil {
 		return nil, err
 	}
-	var files []iceberg.DataFile
-	if s.rows > 0 && s.batch != nil { // finished by Commit before it plans
-		files = s.batch.files
-	}
-	keys, err := partitionsOf(s.spec, files)
+	keys, n, err := partitionsOf(s.spec, files)
 	if err != nil {
 		return nil, fmt.Errorf("sink: %s: %w", s.name, err)
 	}
+	// An append records no input fingerprint or file hash: one empty
+	// value per partition, so that lineage readers see one record per
+	// partition the append touched.
+	none := strings.Repeat(",", max(n-1, 0))
 	return iceberg.Properties{
-		SummaryPositions:              v,
-		commit.SummaryRunID:           s.cfg.runID,
-		commit.SummaryCodeVersion:     s.cfg.codeVersion,
-		commit.SummaryPartitions:      keys,
+		SummaryPositions:                    v,
+		commit.SummaryRunID:                 s.cfg.runID,
+		commit.SummaryCodeVersion:           s.cfg.codeVersion,
+		commit.SummaryPartitions:            keys,
+		commit.SummaryPartitionFingerprints: none,
+		commit.SummaryPartitionFiles:        none,
 		commit.SummaryPartitionSpecID: strconv.Itoa(s.spec.ID()),
 		commit.SummarySchemaID:        strconv.Itoa(s.tbl.Schema().ID),
 		commit.SummaryRows:            fmt.Sprint(s.rows),
@@ -329,17 +330,18 @@ func (s *Sink) summaryProps(merged marks) (iceberg.Properties, error) {
 	}, nil
 }
 
-// partitionsOf is the value of [commit.SummaryPartitions] for files,
+// partitionsOf is the value of [commit.SummaryPartitions] for files, and
+// the number of partitions in it,
 // written under spec: the canonical keys of their partitions, each once,
 // in spec order, comma-separated, as the table writer records the
 // partitions it replaces ("" for an unpartitioned table).
-func partitionsOf(spec *partition.Spec, files []iceberg.DataFile) (string, error) {
+func partitionsOf(spec *partition.Spec, files []iceberg.DataFile) (string, int, error) {
 	seen := map[partition.Key]bool{}
 	var keys []partition.Key
 	for _, f := range files {
 		k, err := spec.KeyFromValues(f.Partition())
 		if err != nil {
-			return "", fmt.Errorf("partition of data file %s: %w", f.FilePath(), err)
+			return "", 0, fmt.Errorf("partition of data file %s: %w", f.FilePath(), err)
 		}
 		if !seen[k] {
 			seen[k] = true
@@ -351,7 +353,7 @@ func partitionsOf(spec *partition.Spec, files []iceberg.DataFile) (string, error
 	for i, k := range keys {
 		out[i] = k.String()
 	}
-	return strings.Join(out, ","), nil
+	return strings.Join(out, ","), len(out), nil
 }
 
 // write hands rec (owned by the sink from now on) to the data files.
@@ -367,7 +369,6 @@ func (s *Sink) write(ctx context.Context, rec arrow.RecordBatch) error {
 			return fmt.Errorf("sink: %s: %w", s.name, err)
 		}
 		s.files = startFiles(ctx, tbl, rec.Schema(), &s.cfg)
-		s.batch = s.files
 	}
 	s.rows += rec.NumRows()
 	return s.files.add(ctx, rec)
