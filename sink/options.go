@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go.opentelemetry.io/otel/metric"
 	"log/slog"
+	"slices"
 	"time"
 
 	icetable "github.com/apache/iceberg-go/table"
@@ -35,7 +36,7 @@ type config struct {
 	eventTime      string
 	lateness       time.Duration
 	late           LatePolicy
-	key            string
+	key            []string
 	deadLetter     icetable.Identifier
 	policy         commit.Policy
 	lock           commit.Locker
@@ -134,26 +135,25 @@ func WithLateRows(p LatePolicy) Option {
 	}
 }
 
-// WithKey turns on keyed mode: column (a string or binary column of the
-// table, such as the ids package recordid derives) identifies a message,
-// and a row whose key the table or the pending batch already holds is
-// dropped as a duplicate (counted in [Stats]).
+// WithKey turns on keyed mode: columns identify a message, and a row
+// whose key the table or the pending batch already holds is dropped as a
+// duplicate (counted in [Stats]).
 //
-// Cost: until merge-on-read deletes are available, the check against the
-// table reads the key column of every table partition the sink appends to,
-// once per partition and sink lifetime, and keeps its keys in memory (about
-// 60 bytes a key) until [Sink.Compact] closes the partition. Keys other
-// sinks commit to the partition later are read at the sink's next commit,
-// from the data files they added only; a pending key among them fails the
-// commit with [ErrKeyCommitted], and the replay from [Sink.Start] drops
-// the duplicate. So a producer's duplicate sent to another source
-// partition, owned by another sink, still ends as one row.
-func WithKey(column string) Option {
+// TODO doc
+func WithKey(columns ...string) Option {
 	return func(c *config) error {
-		if column == "" {
-			return fmt.Errorf("%w: empty key column", ErrBadOption)
+		if len(columns) == 0 {
+			return fmt.Errorf("%w: keyed mode without key columns", ErrBadOption)
 		}
-		c.key = column
+		for i, col := range columns {
+			if col == "" {
+				return fmt.Errorf("%w: key columns %q: an empty column name", ErrBadOption, columns)
+			}
+			if slices.Contains(columns[:i], col) {
+				return fmt.Errorf("%w: key columns %q: %q twice", ErrBadOption, columns, col)
+			}
+		}
+		c.key = slices.Clone(columns)
 		return nil
 	}
 }
