@@ -47,11 +47,11 @@ func checkKeyColumns(tbl *icetable.Table, name string, columns []string) error {
 				continue
 			}
 			missing = append(missing, src)
-			fields = append(fields, f.String())
+			fields = append(fields, fmt.Sprintf("%s %s(%s)", f.Name, f.Transform, src))
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%w: key (%s) of table %s lacks the partition source column(s) %s (of partition field(s) %s): the key must determine the partition, else one key can land in two partitions; add them to the key",
+		return fmt.Errorf("%w: key (%s) of table %s lacks the partition source column(s) %s (partition field(s) %s): the key must determine the partition, or one key can land in two partitions; add them to the key",
 			ErrBadOption, strings.Join(columns, ", "), name, strings.Join(missing, ", "), strings.Join(fields, ", "))
 	}
 	return nil
