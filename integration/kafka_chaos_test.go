@@ -106,7 +106,7 @@ func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable
 			args = append(args, "-event-time", "event_time", "-allowed-lateness", chaosLateness.String())
 		}
 		if keyed {
-			args = append(args, "-key", "id")
+			args = append(args, "-key", "id,event_time") // the table is partitioned by day(event_time)
 		}
 		cmd := exec.Command(cfg.bin, args...)
 		cmd.Env = append(os.Environ(), cc.env...)

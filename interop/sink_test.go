@@ -97,7 +97,7 @@ func runSink(t *testing.T, e *Engines, c *Catalog, v int) {
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "event_day", Transform: iceberg.DayTransform{}})
 	ident := c.CreateTable(t, name, sch, spec, iceberg.Properties{"format-version": fmt.Sprint(v)})
 	open := func() *sink.Sink {
-		s, err := sink.Open(ctx, c.Cat, ident, sink.WithKey("id"), sink.WithEventTime("event_time", time.Hour),
+		s, err := sink.Open(ctx, c.Cat, ident, sink.WithKey("id", "event_time"), sink.WithEventTime("event_time", time.Hour),
 			sink.WithCommitRows(1_000_000), sink.WithCommitInterval(time.Hour))
 		if err != nil {
 			t.Fatal(err)

@@ -38,7 +38,7 @@ func TestPositionsAdvanceWithoutRows(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s := mustOpen(t, cat, ident, sink.WithKey("id"))
+	s := mustOpen(t, cat, ident, sink.WithKey("id", "event_time"))
 	rec := batch([]msg{{"a", 0, day0}})
 	defer rec.Release()
 	if err := s.Write(ctx, sp0, []int64{0}, rec); err != nil {

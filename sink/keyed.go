@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
@@ -14,17 +13,20 @@ import (
 
 // keyIndex is keyed mode's memory: the keys of the table partitions the
 // sink appended to (read from the table once per partition, then from the
-// data files other writers add), and the keys of the pending batch.
+// data files other writers add), and the keys of the pending batch. A key
+// is the encoding of a row's key columns (see encodeKeys); the key columns
+// hold every partition source column (checkKeyColumns), so a key belongs
+// to one partition and the per-partition sets hold each key once.
 type keyIndex struct {
-	column  string
-	table   map[partition.Key]map[string]struct{} // keys each partition holds
+	columns []string
+	table   map[partition.Key]*keySet             // keys each partition holds
 	pending map[partition.Key]map[string]struct{} // keys of the pending batch
 	files   map[partition.Key]map[string]struct{} // data files whose keys table holds
 	synced  map[partition.Key]int64               // the snapshot whose files table holds
 }
 
-func newKeyIndex(column string) *keyIndex {
-	k := &keyIndex{column: column}
+func newKeyIndex(columns []string) *keyIndex {
+	k := &keyIndex{columns: columns}
 	k.forget()
 	k.resetPending()
 	return k
@@ -41,36 +43,15 @@ type rowKeys struct {
 // rows reads the key and partition of every row of rec, loading the keys
 // of partitions not seen before from the table.
 func (k *keyIndex) rows(ctx context.Context, s *Sink, rec arrow.RecordBatch) (rowKeys, error) {
-	idx := rec.Schema().FieldIndices(k.column)
-	if len(idx) != 1 {
-		return rowKeys{}, fmt.Errorf("%w: key column %q not in the rows", ErrBadInput, k.column)
+	keys, valid, err := encodeKeys(rec, k.columns)
+	if err != nil {
+		return rowKeys{}, fmt.Errorf("sink: %s: %w", s.name, err)
 	}
-	n := int(rec.NumRows())
-	out := rowKeys{keys: make([]string, n), valid: make([]bool, n)}
-	switch a := rec.Column(idx[0]).(type) {
-	case *array.String:
-		for i := 0; i < n; i++ {
-			out.keys[i], out.valid[i] = a.Value(i), a.IsValid(i)
-		}
-	case *array.LargeString:
-		for i := 0; i < n; i++ {
-			out.keys[i], out.valid[i] = a.Value(i), a.IsValid(i)
-		}
-	case *array.Binary:
-		for i := 0; i < n; i++ {
-			out.keys[i], out.valid[i] = string(a.Value(i)), a.IsValid(i)
-		}
-	case *array.FixedSizeBinary:
-		for i := 0; i < n; i++ {
-			out.keys[i], out.valid[i] = string(a.Value(i)), a.IsValid(i)
-		}
-	default:
-		return rowKeys{}, fmt.Errorf("%w: key column %q is %s, not a string or binary", ErrBadInput, k.column, a.DataType())
-	}
+	out := rowKeys{keys: keys, valid: valid}
+	n := len(keys)
 	if s.tbl.Spec().IsUnpartitioned() {
 		out.parts, out.rowKey = []partition.Key{{}}, make([]int, n)
 	} else {
-		var err error
 		if out.parts, out.rowKey, err = s.spec.RowKeys(rec); err != nil {
 			return rowKeys{}, fmt.Errorf("sink: %s: %w", s.name, err)
 		}
@@ -89,8 +70,8 @@ func (k *keyIndex) rows(ctx context.Context, s *Sink, rec arrow.RecordBatch) (ro
 }
 
 // load reads the keys partition p of the table holds.
-func (k *keyIndex) load(ctx context.Context, s *Sink, p partition.Key) (map[string]struct{}, error) {
-	k.table[p], k.files[p], k.synced[p] = map[string]struct{}{}, map[string]struct{}{}, noSnapshot
+func (k *keyIndex) load(ctx context.Context, s *Sink, p partition.Key) (*keySet, error) {
+	k.table[p], k.files[p], k.synced[p] = &keySet{}, map[string]struct{}{}, noSnapshot
 	if err := k.sync(ctx, s, s.tbl, p); err != nil {
 		delete(k.table, p)
 		return nil, err
@@ -119,7 +100,7 @@ func (k *keyIndex) sync(ctx context.Context, s *Sink, tbl *icetable.Table, p par
 	if p.IsValid() {
 		filter = s.spec.Filter(p)
 	}
-	scan := tbl.Scan(icetable.WithRowFilter(filter), icetable.WithSelectedFields(k.column))
+	scan := tbl.Scan(icetable.WithRowFilter(filter), icetable.WithSelectedFields(k.columns...))
 	planned, err := scan.PlanFiles(ctx)
 	if err != nil {
 		return fmt.Errorf("sink: %s: read keys: %w", s.name, err)
@@ -139,13 +120,15 @@ func (k *keyIndex) sync(ctx context.Context, s *Sink, tbl *icetable.Table, p par
 			if err != nil {
 				return fmt.Errorf("sink: %s: read keys: %w", s.name, err)
 			}
-			rk, err := keysOf(rec, k.column)
+			rk, valid, err := encodeKeys(rec, k.columns)
 			rec.Release()
 			if err != nil {
-				return err
+				return fmt.Errorf("sink: %s: read keys: %w", s.name, err)
 			}
-			for _, key := range rk {
-				k.table[p][key] = struct{}{}
+			for i, key := range rk {
+				if valid[i] {
+					k.table[p].add(key)
+				}
 			}
 		}
 		for _, t := range tasks {
@@ -171,37 +154,12 @@ func (k *keyIndex) checkCommitted(ctx context.Context, s *Sink, tbl *icetable.Ta
 			return err
 		}
 		for key := range keys {
-			if _, dup := k.table[p][key]; dup {
-				return fmt.Errorf("%w: key %q in partition %s of %s", ErrKeyCommitted, key, p, s.name)
+			if k.table[p].has(key) {
+				return fmt.Errorf("%w: key %s in partition %s of %s", ErrKeyCommitted, keyText(k.columns, key), p, s.name)
 			}
 		}
 	}
 	return nil
-}
-
-func keysOf(rec arrow.RecordBatch, column string) ([]string, error) {
-	idx := rec.Schema().FieldIndices(column)
-	if len(idx) != 1 {
-		return nil, fmt.Errorf("%w: key column %q not in the table's rows", ErrBadInput, column)
-	}
-	var out []string
-	col := rec.Column(idx[0])
-	for i := 0; i < col.Len(); i++ {
-		if !col.IsValid(i) {
-			continue
-		}
-		switch a := col.(type) {
-		case *array.String:
-			out = append(out, a.Value(i))
-		case *array.LargeString:
-			out = append(out, a.Value(i))
-		case *array.Binary:
-			out = append(out, string(a.Value(i)))
-		case *array.FixedSizeBinary:
-			out = append(out, string(a.Value(i)))
-		}
-	}
-	return out, nil
 }
 
 // admit reports whether row i is new (and then remembers its key); a row
@@ -211,7 +169,7 @@ func (k *keyIndex) admit(rk rowKeys, i int) bool {
 		return true
 	}
 	p, key := rk.parts[rk.rowKey[i]], rk.keys[i]
-	if _, dup := k.table[p][key]; dup {
+	if k.table[p].has(key) {
 		return false
 	}
 	if _, dup := k.pending[p][key]; dup {
@@ -233,7 +191,7 @@ func (k *keyIndex) commitPending(s *Sink, files []iceberg.DataFile, id int64) {
 			continue // forgotten: read again when needed
 		}
 		for key := range keys {
-			k.table[p][key] = struct{}{}
+			k.table[p].add(key)
 		}
 		k.synced[p] = id
 	}
@@ -257,7 +215,7 @@ func (k *keyIndex) resetPending() { k.pending = map[partition.Key]map[string]str
 
 // forget drops what was read of the table: it is read again when needed.
 func (k *keyIndex) forget() {
-	k.table = map[partition.Key]map[string]struct{}{}
+	k.table = map[partition.Key]*keySet{}
 	k.files = map[partition.Key]map[string]struct{}{}
 	k.synced = map[partition.Key]int64{}
 }

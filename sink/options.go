@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go.opentelemetry.io/otel/metric"
 	"log/slog"
+	"slices"
 	"time"
 
 	icetable "github.com/apache/iceberg-go/table"
@@ -36,7 +37,7 @@ type config struct {
 	eventTime      string
 	lateness       time.Duration
 	late           LatePolicy
-	key            string
+	key            []string
 	deadLetter     icetable.Identifier
 	policy         commit.Policy
 	lock           commit.Locker
@@ -136,26 +137,62 @@ func WithLateRows(p LatePolicy) Option {
 	}
 }
 
-// WithKey turns on keyed mode: column (a string or binary column of the
-// table, such as the ids package recordid derives) identifies a message,
-// and a row whose key the table or the pending batch already holds is
-// dropped as a duplicate (counted in [Stats]).
+// WithKey turns on keyed mode: the values of columns (top-level columns
+// of the table of type string, binary, fixed, int, long, date or
+// timestamp, such as the ids package recordid derives) are a row's key,
+// and a row whose key the table partition it goes to or the pending batch
+// already holds is dropped as a duplicate (counted in [Stats]). Default:
+// off.
+//
+// Uniqueness is per table partition, so on a partitioned table the key
+// columns must include every partition field's source column (event_time
+// for day(event_time), as Flink's upsert sink requires): the key then
+// determines the partition, and the table holds each key once. [Open]
+// fails with [ErrBadOption] for a key without them, an unknown or nested
+// column, or a column of another type (double, decimal, struct...). A
+// producer's duplicate repeats every column (its id and its event time),
+// so it is dropped whatever source partition it arrives on; one id with
+// two event times is two keys. Values compare exactly and unambiguously:
+// ("ab", "c") and ("a", "bc") are two keys, and a null differs from every
+// value (an empty string too); a row whose key columns are all null has
+// no key and is always kept.
 //
 // Cost: until merge-on-read deletes are available, the check against the
-// table reads the key column of every table partition the sink appends to,
-// once per partition and sink lifetime, and keeps its keys in memory (about
-// 60 bytes a key) until [Sink.Compact] closes the partition. Keys other
-// sinks commit to the partition later are read at the sink's next commit,
-// from the data files they added only; a pending key among them fails the
-// commit with [ErrKeyCommitted], and the replay from [Sink.Start] drops
-// the duplicate. So a producer's duplicate sent to another source
-// partition, owned by another sink, still ends as one row.
-func WithKey(column string) Option {
+// table reads the key columns of every table partition the sink appends
+// to, once per partition and sink lifetime, and keeps its keys in memory:
+// a key's bytes plus about 20 of heap (a 36-character text key, such as a
+// UUID: 57 MB per 1M keys; BenchmarkKeyedMemory), and a process's
+// resident memory runs above its live heap (Go's GC lets the heap grow to
+// twice it by default; 1.25 times it in the benchmark). A partition's keys
+// are released only when the partition closes: with [WithEventTime] on a
+// table partitioned by a time transform of the event-time column (such as
+// day(event_time)), at the commit whose watermark passes the partition's
+// end (it is compacted then).
+// Without event time they are never released while the sink runs (and
+// read again after [Sink.Start]): memory grows with the keys of every
+// partition the stream reaches, all the table's on an unpartitioned
+// table. Use event time on such a table for a long-running keyed stream,
+// or budget memory for the keys of every partition it writes to.
+//
+// Keys other sinks commit to the partition later are read at the sink's
+// next commit, from the data files they added only; a pending key among
+// them fails the commit with [ErrKeyCommitted], and the replay from
+// [Sink.Start] drops the duplicate. So a producer's duplicate sent to
+// another source partition, owned by another sink, still ends as one row.
+func WithKey(columns ...string) Option {
 	return func(c *config) error {
-		if column == "" {
-			return fmt.Errorf("%w: empty key column", ErrBadOption)
+		if len(columns) == 0 {
+			return fmt.Errorf("%w: keyed mode without key columns", ErrBadOption)
 		}
-		c.key = column
+		for i, col := range columns {
+			if col == "" {
+				return fmt.Errorf("%w: key columns %q: an empty column name", ErrBadOption, columns)
+			}
+			if slices.Contains(columns[:i], col) {
+				return fmt.Errorf("%w: key columns %q: %q twice", ErrBadOption, columns, col)
+			}
+		}
+		c.key = slices.Clone(columns)
 		return nil
 	}
 }

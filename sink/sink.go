@@ -116,9 +116,9 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 		}
 		s.clock = c
 	}
-	if cfg.key != "" {
-		if _, err := s.tbl.Schema().FindFieldByName(cfg.key); !err {
-			return nil, fmt.Errorf("%w: key column %q is not in table %s", ErrBadOption, cfg.key, s.name)
+	if len(cfg.key) > 0 {
+		if err := checkKeyColumns(s.tbl, s.name, cfg.key); err != nil {
+			return nil, err
 		}
 		s.keys = newKeyIndex(cfg.key)
 	}

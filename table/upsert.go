@@ -47,9 +47,12 @@ var (
 //
 // Rows already in a partition with a key of the input are all replaced,
 // so upserting a key leaves exactly one row of it in its partition.
-// Uniqueness is per partition: choose key columns that determine the
-// partition (e.g. include the event time the partition is derived from),
-// or a key can live in two partitions.
+// Uniqueness is per partition: only the partition the input row goes to
+// is read and rewritten, so an upsert whose new version of a key falls in
+// another partition (a corrected event time on another day) keeps the old
+// version in the old partition, and the table then holds both. Choose key
+// columns that determine the partition (include the columns the partition
+// is derived from, such as the event time) and a key never moves.
 //
 // Concurrency: the files a partition's new content was merged from are
 // checked again in the commit attempt. When another writer changed the

@@ -35,7 +35,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	session := fs.Duration("session-timeout", 0, "how long the group waits for a silent member before moving its partitions (default: the broker's)")
 	deadLetter := fs.String("dead-letter", "", "table (namespace.name, created when missing) for messages that are not rows of the table (bad JSON or Avro, a wrong type, a required field missing), with their bytes, reason and offset; without it such a message stops the sink (exit 65) at its offset")
 	keep := fs.Int("keep-snapshots", sink.DefaultKeepSnapshots, "expire the table's snapshots beyond the last N (checked every 10 commits); 0: never expire")
-	key := fs.String("key", "", "keyed mode: a column identifying a message; a key the table holds is dropped as a duplicate")
+	key := fs.String("key", "", "keyed mode: key columns, comma-separated, identifying a message (on a partitioned table they include every partition source column, e.g. id,event_time); a row whose key its partition holds is dropped as a duplicate")
 	rest, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *key != "" {
-		opts = append(opts, sink.WithKey(*key))
+		opts = append(opts, sink.WithKey(strings.Split(*key, ",")...))
 	}
 	if *deadLetter != "" {
 		dl, err := parseIdent(*deadLetter)
