@@ -47,10 +47,11 @@
 //
 // # Keyed mode
 //
-// With [WithKey] a business key column (such as the deterministic ids of
-// package recordid) dedupes a producer's own duplicates that arrive with
-// new offsets, on any source partition, within a commit and against the
-// rows the table holds, including those other sinks commit meanwhile
+// With [WithKey] business key columns (such as the deterministic ids of
+// package recordid, with the partition's source columns on a partitioned
+// table, so that a key determines its partition) dedupe a producer's own
+// duplicates that arrive with new offsets, on any source partition, within
+// a commit and against the rows the table holds, including those other sinks commit meanwhile
 // ([ErrKeyCommitted]); see [WithKey] for its cost.
 //
 // # Dead letters
