@@ -204,11 +204,11 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 			parts[k] = m
 		}
 		req := u.request(tbl, keys, parts)
-		req.Policy.Attempts = max(pol.Attempts-attempts, 1)
+		req.Policy.Attempts, req.Spent = pol.Attempts, attempts
 		u.w.commitTurn.lock()
 		result, err := snapshotcommit.Replace(ctx, u.w.cat, req)
 		u.w.commitTurn.unlock()
-		attempts += result.Attempts
+		attempts = max(result.Attempts, attempts+1) // the total: Spent counted on
 		result.Attempts = attempts
 		var moved *baseMovedError
 		switch {
