@@ -194,7 +194,7 @@ func commitDeltas(ctx context.Context, w *Writer, op string, tbl *icetable.Table
 			d, err := plan(ctx, tbl, k)
 			parts[k] = d
 			if err != nil {
-				err = fmt.Errorf("%s: %s: %w", op, k, err)
+				err = fmt.Errorf("%s: %s: %w", op, keyName(k), err)
 				return commit.Result{}, errors.Join(err, removeAll())
 			}
 		}

@@ -160,7 +160,7 @@ type upsert struct {
 type baseMovedError struct{ keys []partition.Key }
 
 func (e *baseMovedError) Error() string {
-	return fmt.Sprintf("partitions changed since they were read: %v", e.keys)
+	return fmt.Sprintf("partitions changed since they were read: %s", keyNames(e.keys))
 }
 
 // run merges every touched partition and commits, merging again the
@@ -199,7 +199,7 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 				if m != nil {
 					err = errors.Join(err, u.discard(m))
 				}
-				return commit.Result{}, errors.Join(fmt.Errorf("%s: merge %s: %w", u.op, k, err), removeAll())
+				return commit.Result{}, errors.Join(fmt.Errorf("%s: merge %s: %w", u.op, keyName(k), err), removeAll())
 			}
 			parts[k] = m
 		}
