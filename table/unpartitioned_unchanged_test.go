@@ -36,6 +36,7 @@ func TestRerunIsUnchangedOnEveryLayout(t *testing.T) {
 	// A path writes input a (or b, when other) into a fresh table.
 	type path struct {
 		name  string
+		mor   bool // a merge-on-read upsert: a change writes delete files
 		props iceberg.Properties
 		opts  []table.Option
 		write func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer, other bool) commit.Result
@@ -49,7 +50,7 @@ func TestRerunIsUnchangedOnEveryLayout(t *testing.T) {
 		return a
 	}
 	upsertPath := func(name string, props iceberg.Properties, opts ...table.Option) path {
-		return path{name: name, props: props, opts: opts, write: func(t *testing.T, _ catalog.Catalog, _ icetable.Identifier, w *table.Writer, other bool) commit.Result {
+		return path{name: name, mor: props != nil, props: props, opts: opts, write: func(t *testing.T, _ catalog.Catalog, _ icetable.Identifier, w *table.Writer, other bool) commit.Result {
 			return upsert(t, w, input(other))
 		}}
 	}
@@ -105,6 +106,9 @@ func TestRerunIsUnchangedOnEveryLayout(t *testing.T) {
 						assert.Equal(t, snaps+1, now, "step %d: a changed write makes one snapshot", i)
 					}
 					snaps = now
+				}
+				if p.mor {
+					assert.NotEqual(t, "0", summary(t, cat, ident).Properties["total-delete-files"], "a merge-on-read upsert leaves delete files")
 				}
 			})
 		}
