@@ -173,3 +173,31 @@ func TestUnpartitionedLineage(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Unchanged, "the last input again, after the expiry")
 }
+
+// TestPublishUnpartitionedBranch: a branch of an unpartitioned table
+// publishes its write (the lineage names it under the key ""), and a
+// publish again is a no-op.
+func TestPublishUnpartitionedBranch(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, *iceberg.UnpartitionedSpec, nil)
+	w := open(t, cat, ident)
+	rows := reader(orderdata.Day(day0, 20))
+	_, err := w.ReplacePartitions(ctx, rows)
+	rows.Release()
+	require.NoError(t, err)
+	bw := open(t, cat, ident, table.WithBranch("audit"))
+	rows = reader(orderdata.Day(day0, 5))
+	_, err = bw.ReplacePartitions(ctx, rows)
+	rows.Release()
+	require.NoError(t, err)
+
+	res, err := w.Publish(ctx, "audit")
+	require.NoError(t, err)
+	assert.False(t, res.Unchanged, "Publish of a branch that replaced the table")
+	assert.Equal(t, []string{""}, res.Partitions)
+	assert.Len(t, orderIDs(t, cat, ident), 5, "main's rows after the publish, want the branch's")
+	again, err := w.Publish(ctx, "audit")
+	require.NoError(t, err)
+	assert.True(t, again.Unchanged, "publishing again is a no-op")
+}
