@@ -114,7 +114,7 @@ func (w *Writer) DropBranch(ctx context.Context, branch string) error {
 // not exist is [commit.ErrNoSuchBranch]; a branch without a snapshot
 // gives no rows.
 func (w *Writer) ReadBranch(ctx context.Context, branch string, key partition.Key) (array.RecordReader, error) {
-	op := fmt.Sprintf("table: read branch %s of %s/%s", branch, w.name, key)
+	op := fmt.Sprintf("table: read branch %s of %s", branch, partName(w.name, key))
 	if !key.IsValid() {
 		return nil, fmt.Errorf("%s: %w: zero key", op, partition.ErrMalformedKey)
 	}

@@ -42,7 +42,7 @@ var ErrBadFilter = errors.New("table: bad delete filter")
 // files of an older spec are refused with [commit.ErrUnsupported].
 // [Writer.Compact] folds the deletes back into the data files.
 func (w *Writer) Delete(ctx context.Context, part partition.Key, keys array.RecordReader, keyColumns ...string) (commit.Result, error) {
-	op := fmt.Sprintf("table: delete from %s/%s by (%s)", w.name, part, strings.Join(keyColumns, ", "))
+	op := fmt.Sprintf("table: delete from %s by (%s)", partName(w.name, part), strings.Join(keyColumns, ", "))
 	ctx, done := w.observe(ctx, opDelete, op)
 	res, err := w.deleteKeys(ctx, op, part, keys, keyColumns...)
 	done(res, err)
@@ -88,7 +88,7 @@ func (w *Writer) deleteKeys(ctx context.Context, op string, part partition.Key, 
 // does; it reads every column of the partition's rows. A filter that
 // does not bind to the schema fails with [ErrBadFilter].
 func (w *Writer) DeleteWhere(ctx context.Context, part partition.Key, filter iceberg.BooleanExpression) (commit.Result, error) {
-	op := fmt.Sprintf("table: delete from %s/%s where %v", w.name, part, filter)
+	op := fmt.Sprintf("table: delete from %s where %v", partName(w.name, part), filter)
 	ctx, done := w.observe(ctx, opDelete, op)
 	res, err := w.deleteWhere(ctx, op, part, filter)
 	done(res, err)
@@ -148,7 +148,7 @@ func (w *Writer) deleteTarget(ctx context.Context, op string, part partition.Key
 		return nil, nil, fmt.Errorf("%s: %w", op, err)
 	}
 	if !part.IsValid() || part.SpecID() != spec.ID() {
-		return nil, nil, fmt.Errorf("%s: %w: key %s is not a key of the table's current partition spec", op, partition.ErrWrongSpec, part)
+		return nil, nil, fmt.Errorf("%s: %w: key %s is not a key of the table's current partition spec", op, partition.ErrWrongSpec, keyName(part))
 	}
 	return tbl, spec, nil
 }

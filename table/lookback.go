@@ -115,7 +115,7 @@ func (w *Writer) replaceWindow(ctx context.Context, op string, window []partitio
 	}
 	for _, k := range window {
 		if k.SpecID() != spec.ID() {
-			return commit.Result{}, fmt.Errorf("%s: %w: key %s is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, k, k.SpecID(), spec.ID())
+			return commit.Result{}, fmt.Errorf("%s: %w: key %s is for spec %d, the table's spec is %d", op, partition.ErrWrongSpec, keyName(k), k.SpecID(), spec.ID())
 		}
 		if err := checkPathSafe(tbl, spec, k); err != nil {
 			return commit.Result{}, fmt.Errorf("%s: %w", op, err)

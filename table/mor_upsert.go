@@ -159,15 +159,15 @@ func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 // state, within the writer's retry budget, then [commit.ErrConflict].
 // Staged files are removed unless the commit's outcome is unknown.
 func commitDeltas(ctx context.Context, w *Writer, op string, tbl *icetable.Table, spec *partition.Spec, keys []partition.Key, plan deltaPlanner) (commit.Result, error) {
-	unchanged := func(tbl *icetable.Table) commit.Result {
-		r := commit.Result{Unchanged: true, Attempts: 1}
+	unchanged := func(tbl *icetable.Table, attempts int) commit.Result {
+		r := commit.Result{Unchanged: true, Attempts: max(attempts, 1)}
 		if s := tbl.CurrentSnapshot(); s != nil {
 			r.SnapshotID = s.SnapshotID
 		}
 		return r
 	}
 	if len(keys) == 0 {
-		return unchanged(tbl), nil
+		return unchanged(tbl, 0), nil
 	}
 	pol := w.cfg.policy
 	if pol.Attempts == 0 {
@@ -194,7 +194,7 @@ func commitDeltas(ctx context.Context, w *Writer, op string, tbl *icetable.Table
 			d, err := plan(ctx, tbl, k)
 			parts[k] = d
 			if err != nil {
-				err = fmt.Errorf("%s: %s: %w", op, k, err)
+				err = fmt.Errorf("%s: %s: %w", op, keyName(k), err)
 				return commit.Result{}, errors.Join(err, removeAll())
 			}
 		}
@@ -205,15 +205,15 @@ func commitDeltas(ctx context.Context, w *Writer, op string, tbl *icetable.Table
 			}
 		}
 		if len(deltas) == 0 {
-			return unchanged(tbl), removeAll()
+			return unchanged(tbl, attempts), removeAll()
 		}
 		req := w.request(op, tbl, spec, nil)
 		req.Base = tbl
-		req.Policy.Attempts = max(pol.Attempts-attempts, 1)
+		req.Policy.Attempts, req.Spent = pol.Attempts, attempts
 		w.commitTurn.lock()
 		result, err := snapshotcommit.RowDelta(ctx, w.cat, req, deltas)
 		w.commitTurn.unlock()
-		attempts += result.Attempts
+		attempts = max(result.Attempts, attempts+1) // the total: Spent counted on
 		result.Attempts = attempts
 		var moved *snapshotcommit.BaseMovedError
 		switch {

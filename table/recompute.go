@@ -53,7 +53,7 @@ var ErrNoSource = errors.New("table: recompute: no such source")
 // The source is streamed to agg batch by batch. A source table with no
 // snapshot gives agg no rows.
 func (w *Writer) Recompute(ctx context.Context, key partition.Key, src Source, agg AggregateFunc) (commit.Result, error) {
-	op := fmt.Sprintf("table: recompute %s/%s", w.name, key)
+	op := fmt.Sprintf("table: recompute %s", partName(w.name, key))
 	if src.Table == nil || agg == nil {
 		return commit.Result{}, fmt.Errorf("%s: %w: nil source table or aggregate function", op, ErrNoSource)
 	}

@@ -36,7 +36,7 @@ import (
 // version and nothing touched it since, no snapshot is made and the result
 // says Unchanged.
 func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows array.RecordReader) (commit.Result, error) {
-	op := fmt.Sprintf("table: replace %s/%s", w.name, key)
+	op := fmt.Sprintf("table: replace %s", partName(w.name, key))
 	if !key.IsValid() {
 		return commit.Result{}, fmt.Errorf("%s: %w: zero key", op, partition.ErrMalformedKey)
 	}
@@ -304,7 +304,7 @@ func (in *input) parts(files []iceberg.DataFile) ([]snapshotcommit.Part, error) 
 			return nil, err
 		}
 		if in.sums[k] == nil {
-			return nil, fmt.Errorf("internal error: data file %s is in partition %s, which the input did not produce", f.FilePath(), k)
+			return nil, fmt.Errorf("internal error: data file %s is in partition %s, which the input did not produce", f.FilePath(), keyName(k))
 		}
 		byKey[k] = append(byKey[k], f)
 	}

@@ -163,7 +163,7 @@ type upsert struct {
 type baseMovedError struct{ keys []partition.Key }
 
 func (e *baseMovedError) Error() string {
-	return fmt.Sprintf("partitions changed since they were read: %v", e.keys)
+	return fmt.Sprintf("partitions changed since they were read: %s", keyNames(e.keys))
 }
 
 // run merges every touched partition and commits, merging again the
@@ -202,16 +202,16 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 				if m != nil {
 					err = errors.Join(err, u.discard(m))
 				}
-				return commit.Result{}, errors.Join(fmt.Errorf("%s: merge %s: %w", u.op, k, err), removeAll())
+				return commit.Result{}, errors.Join(fmt.Errorf("%s: merge %s: %w", u.op, keyName(k), err), removeAll())
 			}
 			parts[k] = m
 		}
 		req := u.request(tbl, keys, parts)
-		req.Policy.Attempts = max(pol.Attempts-attempts, 1)
+		req.Policy.Attempts, req.Spent = pol.Attempts, attempts
 		u.w.commitTurn.lock()
 		result, err := snapshotcommit.Replace(ctx, u.w.cat, req)
 		u.w.commitTurn.unlock()
-		attempts += result.Attempts
+		attempts = max(result.Attempts, attempts+1) // the total: Spent counted on
 		result.Attempts = attempts
 		var moved *baseMovedError
 		switch {

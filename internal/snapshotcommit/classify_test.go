@@ -7,9 +7,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/partition"
 )
 
 func TestIsConflict(t *testing.T) {
@@ -60,5 +62,30 @@ func TestRecordsRoundTrip(t *testing.T) {
 	bad := &icetable.Snapshot{Summary: &icetable.Summary{Properties: map[string]string{commit.SummaryPartitions: "a,b", commit.SummaryPartitionFingerprints: "x"}}}
 	if snapshotRecords(bad) != nil {
 		t.Error("records of a malformed summary must be nil")
+	}
+}
+
+// TestRecordsOfTheUnpartitionedKey: an unpartitioned table's one key is
+// "", so its snapshots record an empty key list: one record of key "".
+// A snapshot without the property records nothing.
+func TestRecordsOfTheUnpartitionedKey(t *testing.T) {
+	k, err := partition.ParseKey(*iceberg.UnpartitionedSpec, iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Lineage: Lineage{RunID: "r", CodeVersion: "v7", SchemaID: 3}, Token: "tok"}
+	props := req.summary([]Part{{Key: k, Rows: 4}}, []string{"1-aa"}, []string{"1-f"})
+	if v, ok := props[commit.SummaryPartitions]; !ok || v != "" {
+		t.Fatalf("summary of the unpartitioned key: %s = %q (present: %v), want \"\"", commit.SummaryPartitions, v, ok)
+	}
+	snap := &icetable.Snapshot{SnapshotID: 42, TimestampMs: 7, Summary: &icetable.Summary{Properties: props}}
+	got := snapshotRecords(snap)
+	want := []Record{{Key: "", SnapshotID: 42, TimestampMs: 7, RunID: "r", CodeVersion: "v7", Fingerprint: "1-aa", Files: "1-f", Rows: 4, SpecID: -1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("snapshotRecords = %v, want %v", got, want)
+	}
+	other := &icetable.Snapshot{Summary: &icetable.Summary{Properties: map[string]string{"added-records": "3"}}}
+	if got := snapshotRecords(other); got != nil {
+		t.Errorf("records of a snapshot without %s = %v, want nil", commit.SummaryPartitions, got)
 	}
 }

@@ -78,6 +78,9 @@
 // snapshot summaries on main's ancestry, then the lineage checkpoint
 // (commit.PropertyLineage) that [WriteCheckpoint] writes when snapshots
 // are expired; [IsCheckpoint] keeps cleanup from taking it for an orphan.
+// Records are keyed by the canonical key text: "" for the one key of an
+// unpartitioned table, whose summaries hold commit.SummaryPartitions
+// present and empty.
 // Other committers (backfill's maintenance commits) classify their errors
 // with [IsConflict] and remove what lost races left with
 // [RemoveLostMetadata].

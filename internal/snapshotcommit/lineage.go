@@ -36,13 +36,18 @@ type Record struct {
 }
 
 // snapshotRecords reads the per-partition records of an icerun snapshot's
-// summary; nil for other snapshots and malformed summaries.
+// summary; nil for other snapshots and malformed summaries. The property
+// is present but empty on an unpartitioned table: its one key is "".
 func snapshotRecords(s *icetable.Snapshot) []Record {
-	if s.Summary == nil || s.Summary.Properties[commit.SummaryPartitions] == "" {
+	if s.Summary == nil {
 		return nil
 	}
 	p := s.Summary.Properties
-	ks := strings.Split(p[commit.SummaryPartitions], ",")
+	raw, ok := p[commit.SummaryPartitions]
+	if !ok {
+		return nil
+	}
+	ks := strings.Split(raw, ",")
 	fps := strings.Split(p[commit.SummaryPartitionFingerprints], ",")
 	files := strings.Split(p[commit.SummaryPartitionFiles], ",")
 	if len(fps) != len(ks) || len(files) != len(ks) {

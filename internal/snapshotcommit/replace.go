@@ -46,6 +46,12 @@ type Request struct {
 	Lineage   Lineage
 	Token     string // unique per call; recorded as SummaryCommitToken
 	Policy    commit.Policy
+	// Spent is the attempts a caller's earlier rounds of the same
+	// operation spent (a caller that plans again after a lost race, and
+	// commits with a new Request): Policy.Attempts is the budget of all
+	// rounds, and attempts are numbered on from Spent, in Result.Attempts,
+	// Attempted and the errors. At least one attempt is made.
+	Spent int
 	// Base, when set, is a table state loaded during this call (after the
 	// caller began): the first attempt plans on it instead of loading the
 	// table again. A state that moved since only costs a conflict and a
@@ -156,7 +162,8 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res commit.Res
 	// retried at once, on a fresh load, and does not lower the priority
 	// band (see Policy).
 	stale := 0
-	for attempt := 1; ; attempt++ {
+	budget := max(pol.Attempts, req.Spent+1)
+	for attempt := req.Spent + 1; ; attempt++ {
 		res.Attempts = attempt
 		unlock := func() {}
 		if req.Lock != nil {
@@ -167,7 +174,7 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res commit.Res
 			unlock = u
 		}
 		tbl, err := req.Base, error(nil)
-		onBase := attempt == 1 && tbl != nil && req.Lock == nil
+		onBase := attempt == req.Spent+1 && tbl != nil && req.Lock == nil
 		if !onBase {
 			tbl, err = Load(ctx, cat, req.Ident)
 		}
@@ -234,14 +241,16 @@ func (req *Request) run(ctx context.Context, cat catalog.Catalog, res commit.Res
 				RemoveLostMetadata(ctx, lost, now)
 			}
 		}(context.WithoutCancel(ctx), tbl)
-		if attempt >= pol.Attempts {
+		if attempt >= budget {
 			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, commit.ErrConflict, attempt, err)
 		}
 		if onBase {
 			stale = 1
 			continue
 		}
-		t := time.NewTimer(pol.Backoff(attempt - stale))
+		// The wait bands count the lost races of this round (from the
+		// first band again once the caller planned anew).
+		t := time.NewTimer(pol.Backoff(attempt - req.Spent - stale))
 		select {
 		case <-ctx.Done():
 			t.Stop()

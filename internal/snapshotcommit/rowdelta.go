@@ -45,7 +45,7 @@ type Delta struct {
 type BaseMovedError struct{ Keys []partition.Key }
 
 func (e *BaseMovedError) Error() string {
-	return fmt.Sprintf("partitions changed since their rows were located: %v", e.Keys)
+	return fmt.Sprintf("partitions changed since their rows were located: %s", keyNames(e.Keys))
 }
 
 // RowDelta commits deltas in one snapshot (operation "overwrite", or
