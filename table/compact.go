@@ -47,7 +47,7 @@ var ErrCompactMismatch = errors.New("table: compacted files do not hold the part
 // dropped. Commits to other partitions meanwhile only cost a retry of the
 // commit, not a rewrite.
 func (w *Writer) Compact(ctx context.Context, key partition.Key) (commit.Result, error) {
-	op := fmt.Sprintf("table: compact %s/%s", w.name, key)
+	op := fmt.Sprintf("table: compact %s", partName(w.name, key))
 	ctx, done := w.observe(ctx, opCompact, op)
 	res, err := w.compact(ctx, op, key)
 	done(res, err)
@@ -71,10 +71,10 @@ func (w *Writer) compact(ctx context.Context, op string, key partition.Key) (com
 	if pol.Attempts == 0 {
 		pol.Attempts = commit.DefaultPolicy.Attempts
 	}
-	attempts := 0
+	attempts := 0 // of every round: the budget is the call's
 	for {
-		result, err := w.compactOnce(ctx, op, key, max(pol.Attempts-attempts, 1))
-		attempts += result.Attempts
+		result, err := w.compactOnce(ctx, op, key, pol.Attempts, attempts)
+		attempts = max(result.Attempts, attempts+1) // the total: Spent counted on
 		result.Attempts = attempts
 		switch {
 		case !errors.Is(err, errPartitionMoved):
@@ -86,10 +86,11 @@ func (w *Writer) compact(ctx context.Context, op string, key partition.Key) (com
 }
 
 // compactOnce plans and rewrites partition key on the writer's current
-// state and commits within attempts attempts. It fails with
+// state and commits within the call's budget of attempts, spent of which
+// earlier rounds used. It fails with
 // errPartitionMoved (its files removed) when the partition changed in
 // between.
-func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, attempts int) (commit.Result, error) {
+func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, budget, spent int) (commit.Result, error) {
 	tbl, err := w.head(ctx)
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
@@ -126,7 +127,7 @@ func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, 
 	req := w.request(op, tbl, spec, []snapshotcommit.Part{part})
 	req.Kind = snapshotcommit.KindRewrite
 	req.Base = tbl
-	req.Policy.Attempts = attempts
+	req.Policy.Attempts, req.Spent = budget, spent
 	req.Verify = func(_ *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {
 		if !slices.Equal(paths(files[key]), basePaths) {
 			return errPartitionMoved

@@ -42,29 +42,37 @@ func (c *racingCatalog) LoadTable(ctx context.Context, ident icetable.Identifier
 // TestRetryBudgetSpentReportsEveryAttempt: a change that loses the race
 // for its partition on every attempt (merge-on-read and copy-on-write
 // upserts, which plan the partition again after a lost race, and a
-// delete) fails with ErrConflict after the policy's budget, and says so:
+// delete, and a compaction, which rewrites the partition again) fails with ErrConflict after the policy's budget, and says so:
 // the error and Result.Attempts count every attempt of the call, not
 // those of its last round of planning.
 func TestRetryBudgetSpentReportsEveryAttempt(t *testing.T) {
 	const budget = 3
 	ops := []struct {
-		name  string
-		props iceberg.Properties
-		run   func(ctx context.Context, w *table.Writer) (commit.Result, error)
+		name    string
+		props   iceberg.Properties
+		run     func(ctx context.Context, w *table.Writer) (commit.Result, error)
+		deletes bool // a merge-on-read upsert first (a compaction then has deletes to fold)
 	}{
 		{"merge-on-read upsert", iceberg.Properties{"format-version": "2", table.PropertyUpsertMode: table.ModeMergeOnRead}, func(ctx context.Context, w *table.Writer) (commit.Result, error) {
 			return w.Upsert(ctx, reader(changedOrders(40, 60, 1_000_000)), "order_id")
-		}},
+		}, false},
 		{"copy-on-write upsert", iceberg.Properties{"format-version": "2"}, func(ctx context.Context, w *table.Writer) (commit.Result, error) {
 			return w.Upsert(ctx, reader(changedOrders(40, 60, 1_000_000)), "order_id")
-		}},
+		}, false},
 		{"merge-on-read delete", iceberg.Properties{"format-version": "2"}, func(ctx context.Context, w *table.Writer) (commit.Result, error) {
 			k, err := w.Key("event_date=" + day0.Format(time.DateOnly))
 			if err != nil {
 				return commit.Result{}, err
 			}
 			return w.Delete(ctx, k, reader(orderdata.Day(day0, 60)[50:]), "order_id")
-		}},
+		}, false},
+		{"compaction", iceberg.Properties{"format-version": "2", table.PropertyUpsertMode: table.ModeMergeOnRead}, func(ctx context.Context, w *table.Writer) (commit.Result, error) {
+			k, err := w.Key("event_date=" + day0.Format(time.DateOnly))
+			if err != nil {
+				return commit.Result{}, err
+			}
+			return w.Compact(ctx, k)
+		}, true},
 	}
 	for _, op := range ops {
 		t.Run(op.name, func(t *testing.T) {
@@ -72,6 +80,9 @@ func TestRetryBudgetSpentReportsEveryAttempt(t *testing.T) {
 			cat, _ := catalogtest.New(t)
 			ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, op.props)
 			replaceDay(t, open(t, cat, ident), day0, 100)
+			if op.deletes {
+				upsert(t, open(t, cat, ident), changedOrders(10, 20, 5_000))
+			}
 			races := 0
 			racer := &racingCatalog{Catalog: cat, race: func() {
 				races++
