@@ -12,7 +12,8 @@ import (
 // (internal/snapshotcommit), which knows commit and partition but not
 // table or schema; table is the facade the higher layers (backfill,
 // reruntest, cleanup, faults, the commands and examples) build on, never
-// the other way round.
+// the other way round. sink and sink/decode (the message decoders, which
+// build on sink) link no Kafka client: only sink/kafka does.
 func TestImportGraph(t *testing.T) {
 	above := []string{"table", "backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"}
 	forbidden := map[string][]string{
@@ -23,14 +24,18 @@ func TestImportGraph(t *testing.T) {
 		"recordid":                append([]string{"partition", "schema", "commit", "internal/snapshotcommit"}, above...),
 		"table":                   {"backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"},
 		// The sink is source-agnostic: no Kafka client, no command.
-		"sink": {"sink/kafka", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"},
+		"sink": {"sink/kafka", "sink/decode", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"},
+		// The decoders read message values from any source.
+		"sink/decode": {"sink/kafka", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"},
 	}
-	if p, err := build.Import("github.com/icerun/icerun/sink", ".", 0); err != nil {
-		t.Fatalf("import sink: %v", err)
-	} else {
+	for _, pkg := range []string{"sink", "sink/decode"} {
+		p, err := build.Import("github.com/icerun/icerun/"+pkg, ".", 0)
+		if err != nil {
+			t.Fatalf("import %s: %v", pkg, err)
+		}
 		for _, imp := range p.Imports {
 			if strings.HasPrefix(imp, "github.com/twmb/franz-go") {
-				t.Errorf("sink imports %s: only sink/kafka may link a Kafka client", imp)
+				t.Errorf("%s imports %s: only sink/kafka may link a Kafka client", pkg, imp)
 			}
 		}
 	}

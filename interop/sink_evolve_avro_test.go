@@ -13,10 +13,9 @@ import (
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/hamba/avro/v2"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/icerun/icerun/sink"
-	"github.com/icerun/icerun/sink/kafka"
+	"github.com/icerun/icerun/sink/decode"
 )
 
 // The writer schemas of TestSinkEvolvedByAvro, by Confluent id: 2 adds
@@ -145,7 +144,7 @@ func (e avroEvent) row() Row {
 }
 
 // TestSinkEvolvedByAvro streams Confluent-framed Avro messages through
-// the sink/kafka decoder with evolve, as the Kafka adapter does: a poll
+// the sink/decode decoder with evolve, as the Kafka adapter does: a poll
 // whose decoder reports new columns adds them (sink.AddColumns) and is
 // decoded again. The writers gain a decimal, a timestamptz, a list and a
 // struct, then a string and fields inside both struct columns; one poll
@@ -173,13 +172,13 @@ func runSinkEvolvedByAvro(t *testing.T, e *Engines, c *Catalog) {
 	for id, text := range evolvingWriters {
 		writers[id] = avro.MustParse(text)
 	}
-	format := kafka.AvroConfluent(writers)
+	format := decode.AvroConfluent(writers)
 	s, err := sink.Open(ctx, c.Cat, c.Ident(name), sink.WithCommitRows(1_000_000), sink.WithCommitInterval(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	from := sink.SourcePartition{Source: "kafka:evolving", Partition: 0}
-	decode := func(recs []*kgo.Record) kafka.Decoded {
+	decodePoll := func(values [][]byte) decode.Decoded {
 		t.Helper()
 		sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
 		if err != nil {
@@ -189,7 +188,7 @@ func runSinkEvolvedByAvro(t *testing.T, e *Engines, c *Catalog) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := dec(recs)
+		d, err := dec(values)
 		if err != nil || len(d.Bad) > 0 {
 			t.Fatalf("decode: %v %v", err, d.Bad)
 		}
@@ -199,14 +198,14 @@ func runSinkEvolvedByAvro(t *testing.T, e *Engines, c *Catalog) {
 	var changes []string
 	poll := func(events ...avroEvent) {
 		t.Helper()
-		recs := make([]*kgo.Record, len(events))
+		values := make([][]byte, len(events))
 		offs := make([]int64, len(events))
 		for i, ev := range events {
-			recs[i] = &kgo.Record{Value: ev.datum(t, writers[ev.schema]), Offset: ev.seq}
+			values[i] = ev.datum(t, writers[ev.schema])
 			offs[i] = ev.seq
 			want = append(want, ev.row())
 		}
-		d := decode(recs)
+		d := decodePoll(values)
 		if len(d.NewColumns) > 0 {
 			d.Rows.Release()
 			for _, col := range d.NewColumns {
@@ -215,7 +214,7 @@ func runSinkEvolvedByAvro(t *testing.T, e *Engines, c *Catalog) {
 			if err := s.AddColumns(ctx, d.NewColumns...); err != nil {
 				t.Fatal(err)
 			}
-			if d = decode(recs); len(d.NewColumns) > 0 {
+			if d = decodePoll(values); len(d.NewColumns) > 0 {
 				t.Fatalf("new columns after adding them: %v", d.NewColumns)
 			}
 		}

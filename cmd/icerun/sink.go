@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/sink/decode"
 	"github.com/icerun/icerun/sink/kafka"
 )
 
@@ -104,29 +105,29 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 }
 
 // sinkFormat is the message format the flags name.
-func sinkFormat(format, avroDir, avroFile string) (kafka.Format, error) {
+func sinkFormat(format, avroDir, avroFile string) (decode.Format, error) {
 	switch format {
 	case "json":
 		if avroDir != "" || avroFile != "" {
 			return nil, fmt.Errorf("%w: -avro-schemas and -avro-schema need -format avro", errUsage)
 		}
-		return kafka.JSONFormat(), nil
+		return decode.JSONFormat(), nil
 	case "avro":
 		switch {
 		case (avroDir == "") == (avroFile == ""):
 			return nil, fmt.Errorf("%w: -format avro needs one of -avro-schemas DIR (Confluent wire format) and -avro-schema FILE (bare datums)", errUsage)
 		case avroDir != "":
-			schemas, err := kafka.LoadAvroSchemas(avroDir)
+			schemas, err := decode.LoadAvroSchemas(avroDir)
 			if err != nil {
 				return nil, fmt.Errorf("%w: -avro-schemas: %w", errUsage, err)
 			}
-			return kafka.AvroConfluent(schemas), nil
+			return decode.AvroConfluent(schemas), nil
 		}
-		w, err := kafka.LoadAvroSchema(avroFile)
+		w, err := decode.LoadAvroSchema(avroFile)
 		if err != nil {
 			return nil, fmt.Errorf("%w: -avro-schema: %w", errUsage, err)
 		}
-		return kafka.Avro(w), nil
+		return decode.Avro(w), nil
 	}
 	return nil, fmt.Errorf("%w: -format %q: json or avro", errUsage, format)
 }

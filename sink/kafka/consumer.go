@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -15,52 +14,18 @@ import (
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/sink/decode"
 )
-
-// Decoder turns the records of one partition (in offset order) into an
-// Arrow batch with one row per record it can decode, in the same order,
-// and the records it cannot. Its error stops the sink: keep it for
-// failures that are not a record's fault.
-type Decoder func(records []*kgo.Record) (Decoded, error)
-
-// Decoded is what a [Decoder] made of records. The caller releases Rows.
-type Decoded struct {
-	Rows arrow.RecordBatch // one row per record not in Bad, in order
-	Bad  []Rejected        // by increasing Index
-	// NewColumns are fields of the records the schema lacks, with the
-	// type a column for them takes, and, for a struct column (or a list
-	// or map of structs) whose values have fields it lacks, the column
-	// with a type of only those fields; only decoders made to evolve
-	// report them, and their values are not in Rows.
-	NewColumns []sink.Column
-}
-
-// Format makes the [Decoder] of rows of the table Arrow schema sc (the
-// table's schema as table.SchemaToArrowSchema makes it, with field ids).
-// With evolve, the decoder reports in [Decoded.NewColumns] the fields the
-// schema lacks. [JSONFormat], [Avro] and [AvroConfluent] are formats.
-type Format func(sc *arrow.Schema, evolve bool) (Decoder, error)
-
-// Rejected is a record a [Decoder] could not turn into a row: it goes to
-// [sink.Sink.Reject].
-type Rejected struct {
-	Index  int // in the records handed to the decoder
-	Reason string
-}
-
-func sortRejected(bad []Rejected) {
-	slices.SortFunc(bad, func(a, b Rejected) int { return a.Index - b.Index })
-}
 
 // Config says what to consume.
 type Config struct {
 	Brokers []string
 	Topic   string
-	Group   string  // the consumer group; used by this adapter only
-	Decode  Decoder // or Format
+	Group   string         // the consumer group; used by this adapter only
+	Decode  decode.Decoder // of the records' values; or Format
 	// Format, used when Decode is nil, makes the decoder from the sink's
 	// table schema, and again whenever that schema changes.
-	Format Format
+	Format decode.Format
 	// Evolve (with Format) adds the columns and the fields of struct
 	// columns the decoder reports new to the table
 	// ([sink.Sink.AddColumns]: the pending rows are committed first, then
@@ -159,7 +124,7 @@ type consumer struct {
 	// discards its fetches and seeks every kept partition back to the
 	// table's positions before it writes again.
 	stale bool
-	dec   Decoder // made by cfg.Format for the schema decSchema
+	dec   decode.Decoder // made by cfg.Format for the schema decSchema
 	// decSchema is the table schema id dec was made for.
 	decSchema int
 }
@@ -270,7 +235,8 @@ const evolveRounds = 3
 // is a record whose row the table cannot hold (a *sink.RowError of Write):
 // one bad message never stops the stream.
 func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) error {
-	d, err := c.decode(recs)
+	values := recordValues(recs)
+	d, err := c.decode(values)
 	// A change can make more new fields visible (a struct column added
 	// for one writer schema, with a field more in another): up to
 	// evolveRounds changes per poll.
@@ -280,7 +246,7 @@ func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) er
 		if err := c.s.AddColumns(ctx, d.NewColumns...); err != nil {
 			return err
 		}
-		d, err = c.decode(recs) // for the new schema
+		d, err = c.decode(values) // for the new schema
 	}
 	if err != nil {
 		return fmt.Errorf("kafka: decode %s/%d offsets %d..%d: %w", c.cfg.Topic, part, recs[0].Offset, recs[len(recs)-1].Offset, err)
@@ -357,23 +323,33 @@ func (c *consumer) reseek(ctx context.Context) error {
 	return nil
 }
 
-// decode decodes recs with cfg.Decode, or with cfg.Format's decoder for
+// recordValues are the values of recs, in order; a nil value (a
+// tombstone) stays nil.
+func recordValues(recs []*kgo.Record) [][]byte {
+	values := make([][]byte, len(recs))
+	for i, r := range recs {
+		values[i] = r.Value
+	}
+	return values
+}
+
+// decode decodes values with cfg.Decode, or with cfg.Format's decoder for
 // the sink's current table schema.
-func (c *consumer) decode(recs []*kgo.Record) (Decoded, error) {
+func (c *consumer) decode(values [][]byte) (decode.Decoded, error) {
 	if c.cfg.Format == nil {
-		return c.cfg.Decode(recs)
+		return c.cfg.Decode(values)
 	}
 	sch := c.s.Table().Schema()
 	if c.dec == nil || c.decSchema != sch.ID {
 		sc, err := icetable.SchemaToArrowSchema(sch, nil, true, false)
 		if err != nil {
-			return Decoded{}, err
+			return decode.Decoded{}, err
 		}
 		dec, err := c.cfg.Format(sc, c.cfg.Evolve)
 		if err != nil {
-			return Decoded{}, err
+			return decode.Decoded{}, err
 		}
 		c.dec, c.decSchema = dec, sch.ID
 	}
-	return c.dec(recs)
+	return c.dec(values)
 }

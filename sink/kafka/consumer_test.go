@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -109,4 +110,26 @@ func checkRouting(t *testing.T, cat catalog.Catalog, ident, dead icetable.Identi
 		t.Errorf("dead-letter offsets = %v, want %v", got, deadOffsets)
 	}
 	return dl
+}
+
+// A tombstone (a record without a value) is a message the decoder
+// rejects, not a row: it goes to the dead letters with no raw bytes, and
+// the records around it are rows.
+func TestConsumerRoutesTombstones(t *testing.T) {
+	cat, _ := catalogtest.New(t)
+	sch := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true})
+	ident := catalogtest.CreateTable(t, cat, "orders", sch, *iceberg.UnpartitionedSpec, nil)
+	dead := icetable.Identifier{"db", "orders_dead"}
+	recs := []*kgo.Record{
+		{Offset: 30, Value: []byte(`{"id": "a"}`)},
+		{Offset: 31, Key: []byte("k"), Value: nil},
+		{Offset: 32, Value: []byte(`{"id": "b"}`)},
+	}
+	dl := checkRouting(t, cat, ident, dead, recs, 31, []string{"a"}, []string{"a", "b"}, []string{"31"})
+	if got := column(t, dl, sink.DeadLetterReason); len(got) != 1 || !strings.Contains(got[0], "not a JSON object") {
+		t.Errorf("dead-letter reason = %q, want not a JSON object", got)
+	}
+	if got := column(t, dl, sink.DeadLetterRaw); len(got) != 1 || got[0] != "(null)" {
+		t.Errorf("dead-letter raw = %q, want (null)", got)
+	}
 }

@@ -10,14 +10,19 @@
 // the sink commits what it holds of the partitions. The adapter never
 // commits offsets to the broker: give it a group of its own.
 //
-// Messages are decoded by a [Format]: [JSONFormat], [Avro] (bare Avro
-// datums with one writer schema) or [AvroConfluent] (the Confluent wire
-// format, writer schemas by id from .avsc files: no schema registry
-// client). With [Config.Evolve] a field the table lacks becomes an
-// optional column, and a field inside a struct column the struct lacks an
-// optional field of it ([sink.Sink.AddColumns]), before the rows that
-// carry it.
+// The values of the records are decoded by a [decode.Format] of package
+// sink/decode ([Config.Format]: [decode.JSONFormat], [decode.Avro] for
+// bare Avro datums with one writer schema, [decode.AvroConfluent] for the
+// Confluent wire format) or a [decode.Decoder] ([Config.Decode]); the
+// decoders read only the value (nil for a tombstone: the formats reject
+// it), never the key, headers or timestamp. This package has no decoder of its own, nor
+// aliases of that package's names: callers import sink/decode. With
+// [Config.Evolve] a field the table lacks becomes an optional column, and
+// a field inside a struct column the struct lacks an optional field of it
+// ([sink.Sink.AddColumns]), before the rows that carry it.
 //
 // Keeping this package apart from package sink means a program that does
-// not read Kafka never links a Kafka client.
+// not read Kafka never links a Kafka client, and keeping the decoders
+// apart from this one means a program that decodes JSON or Avro from
+// another source does not either.
 package kafka

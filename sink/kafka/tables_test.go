@@ -9,6 +9,7 @@ import (
 
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/sink/decode"
 )
 
 // valuesTable creates db.<name> with a column of each kind of value a
@@ -50,5 +51,5 @@ func openConsumer(t testing.TB, cat catalog.Catalog, ident icetable.Identifier, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &consumer{s: s, cfg: Config{Topic: topic, Decode: JSON(sc)}}
+	return &consumer{s: s, cfg: Config{Topic: topic, Decode: decode.JSON(sc)}}
 }

@@ -1,4 +1,4 @@
-package kafka
+package decode
 
 import (
 	"context"
@@ -18,7 +18,6 @@ import (
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/hamba/avro/v2"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
@@ -118,11 +117,7 @@ func avroDecode(t *testing.T, f Format, sc *arrow.Schema, evolve bool, values ..
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := make([]*kgo.Record, len(values))
-	for i, v := range values {
-		recs[i] = &kgo.Record{Value: v, Offset: int64(i)}
-	}
-	d, err := dec(recs)
+	d, err := dec(values)
 	if err != nil {
 		t.Fatal(err)
 	}

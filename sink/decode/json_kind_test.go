@@ -1,4 +1,4 @@
-package kafka
+package decode
 
 import (
 	"strings"
@@ -30,13 +30,13 @@ func TestJSONRejectsAValueOfTheWrongKindByName(t *testing.T) {
 	for v := range cases {
 		values = append(values, v)
 	}
-	d, err := JSON(sc)(records(values...))
+	d, err := JSON(sc)(messages(values...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Rows.Release()
 	if len(d.Bad) != len(values) || d.Rows.NumRows() != 0 {
-		t.Fatalf("rejected %d of %d records, kept %d rows", len(d.Bad), len(values), d.Rows.NumRows())
+		t.Fatalf("rejected %d of %d values, kept %d rows", len(d.Bad), len(values), d.Rows.NumRows())
 	}
 	for _, b := range d.Bad {
 		v := values[b.Index]

@@ -1,4 +1,4 @@
-package kafka
+package decode
 
 import (
 	"bytes"
@@ -12,10 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// JSON decodes record values that are JSON objects into rows of sc, field
+// JSON decodes message values that are JSON objects into rows of sc, field
 // by field name; fields sc does not name are ignored. Pass the table's
 // Arrow schema (table.SchemaToArrowSchema of its schema) so that the sink
 // resolves the columns by field id and the decoder knows the required
@@ -28,7 +27,8 @@ import (
 // without time zone stores the instant's UTC wall clock. Timestamps also take integers in the column's unit and, without
 // a zone, zone-less text; dates take YYYY-MM-DD or days since the epoch.
 //
-// A record that is not a JSON object, whose value does not parse as its
+// A value that is not a JSON object (an empty or nil value, a Kafka
+// tombstone, included), that has a field that does not parse as its
 // column's type, or that lacks a required (non-nullable) field or has it
 // null, is not a row: it is returned in [Decoded.Bad] with the reason.
 func JSON(sc *arrow.Schema) Decoder {
@@ -109,16 +109,16 @@ func (d *jsonDecoder) normalize(v []byte, splice bool) ([]byte, error) {
 	return rewriteTimes(v, cols)
 }
 
-// decode builds the batch in one pass when every record decodes (the
-// usual case); otherwise it finds the records Arrow's reader refuses one
-// at a time, and builds the batch again without them. Records with a null
+// decode builds the batch in one pass when every value decodes (the
+// usual case); otherwise it finds the values Arrow's reader refuses one
+// at a time, and builds the batch again without them. Values with a null
 // in a required column are found in the batch built.
-func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
-	values := make([][]byte, len(recs))
+func (d *jsonDecoder) decode(in [][]byte) (Decoded, error) {
+	values := make([][]byte, len(in))
 	var bad []Rejected
-	keep := make([]int, 0, len(recs))
-	for i, r := range recs {
-		v := bytes.TrimSpace(r.Value)
+	keep := make([]int, 0, len(in))
+	for i, raw := range in {
+		v := bytes.TrimSpace(raw)
 		if len(v) == 0 || v[0] != '{' {
 			bad = append(bad, Rejected{Index: i, Reason: errNotObject.Error()})
 			continue
@@ -135,7 +135,7 @@ func (d *jsonDecoder) decode(recs []*kgo.Record) (Decoded, error) {
 	if err != nil {
 		var kept []int
 		for _, i := range keep {
-			v, err := d.normalize(bytes.TrimSpace(recs[i].Value), false)
+			v, err := d.normalize(bytes.TrimSpace(in[i]), false)
 			if err != nil {
 				bad = append(bad, Rejected{Index: i, Reason: err.Error()})
 				continue

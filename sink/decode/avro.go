@@ -1,4 +1,4 @@
-package kafka
+package decode
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/hamba/avro/v2"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/icerun/icerun/sink"
 )
@@ -54,24 +53,24 @@ func (d *avroDecoder) planFor(w avro.Schema) *avroPlan {
 	return p
 }
 
-// decode builds one batch of the records that decode. A record that fails
+// decode builds one batch of the values that decode. A value that fails
 // midway leaves values in some builders: the rows decoded before it in
 // the same run are decoded again into fresh builders and set apart as a
-// part, so each good record is decoded at most twice.
-func (d *avroDecoder) decode(recs []*kgo.Record) (Decoded, error) {
+// part, so each good value is decoded at most twice.
+func (d *avroDecoder) decode(values [][]byte) (Decoded, error) {
 	var (
 		out   Decoded
 		parts []arrow.RecordBatch
-		good  []int // records in the builders now
-		datum = make([][]byte, len(recs))
-		plans = make([]*avroPlan, len(recs))
+		good  []int // values in the builders now
+		datum = make([][]byte, len(values))
+		plans = make([]*avroPlan, len(values))
 		in    = &avroIn{Reader: avro.NewReader(nil, 0)}
 		seen  = map[string]bool{}
 	)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, d.sc)
 	defer func() { b.Release() }()
-	for i, r := range recs {
-		p, v, err := d.frame(r.Value)
+	for i, value := range values {
+		p, v, err := d.frame(value)
 		if err == nil {
 			err = p.err
 		}

@@ -1,4 +1,4 @@
-package kafka
+package decode
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
@@ -35,10 +34,11 @@ func ordersSchema(t *testing.T) *arrow.Schema {
 	return sc
 }
 
-func records(values ...string) []*kgo.Record {
-	out := make([]*kgo.Record, len(values))
+// messages are values as message bytes.
+func messages(values ...string) [][]byte {
+	out := make([][]byte, len(values))
 	for i, v := range values {
-		out[i] = &kgo.Record{Value: []byte(v), Offset: int64(i)}
+		out[i] = []byte(v)
 	}
 	return out
 }
@@ -68,7 +68,7 @@ func TestJSONTimestamps(t *testing.T) {
 	for _, c := range cases {
 		values = append(values, `{"id": "a", "ts"`+"\n :\t"+c.value+`, "tstz":`+c.value+`, "day": "2026-07-14"}`)
 	}
-	d, err := dec(records(values...))
+	d, err := dec(messages(values...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestJSONTimestamps(t *testing.T) {
 	}
 }
 
-// A record that cannot be a row is rejected with its reason, never a
+// A value that cannot be a row is rejected with its reason, never a
 // crash nor a null; the others decode, in order.
 func TestJSONRejects(t *testing.T) {
 	dec := JSON(ordersSchema(t))
@@ -113,7 +113,7 @@ func TestJSONRejects(t *testing.T) {
 	wantBad := map[int]string{1: "not a JSON object", 2: `required field "id" is missing or null`, 3: `required field "id" is missing or null`,
 		4: `field "ts": json: cannot unmarshal yesterday`, 5: `field "tstz": json: cannot unmarshal 2026-07-14T12:00:00`,
 		6: `field "day": json: cannot unmarshal 14/07/2026`, 7: `field "id"`, 8: "not a JSON object", 9: "not a JSON object", 10: "not a JSON object"}
-	d, err := dec(records(values...))
+	d, err := dec(messages(values...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestJSONRejects(t *testing.T) {
 		}
 	}
 	if len(got) != len(wantBad) {
-		t.Errorf("rejected %d records, want %d: %+v", len(got), len(wantBad), d.Bad)
+		t.Errorf("rejected %d values, want %d: %+v", len(got), len(wantBad), d.Bad)
 	}
 	ids := d.Rows.Column(0).(*array.String)
 	if d.Rows.NumRows() != 2 || ids.Value(0) != "ok1" || ids.Value(1) != "ok2" {
@@ -162,7 +162,7 @@ func TestJSONNestedTimestamps(t *testing.T) {
 	}
 	at := time.Date(2026, 7, 14, 12, 30, 45, 123456000, time.UTC).UnixMicro()
 	const ts = `"2026-07-14T14:30:45.123456789+02:00"`
-	d, err := JSON(sc)(records(
+	d, err := JSON(sc)(messages(
 		`{"id":"a","s":{"at":`+ts+`,"name":"x"},"l":[`+ts+`,1],"m":[{"key":"k","value":`+ts+`}],"ls":[{"at":`+ts+`}]}`,
 		`{"id":"b","s":{"at":"yesterday"}}`,
 	))
@@ -195,7 +195,7 @@ func TestJSONNewColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := dec(records(
+	d, err := dec(messages(
 		`{"id":"a","n":1,"x":1,"s":"t","b":true,"o":{"k":1,"z":null},"arr":[1,2],"nul":null}`,
 		`{"id":"b","x":1.5,"o":{"k2":"v"},"arr":[],"nul":null}`,
 		`{"x":1,"rejected":1}`,    // no id: a reject, whose fields are not new columns
@@ -224,7 +224,7 @@ func TestJSONNewColumns(t *testing.T) {
 		t.Errorf("new columns %v", got)
 	}
 	// Without evolve nothing is reported.
-	d2, err := JSON(ordersSchema(t))(records(`{"id":"a","n":1}`))
+	d2, err := JSON(ordersSchema(t))(messages(`{"id":"a","n":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,27 +248,26 @@ func TestJSONNewColumnsIntoTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	sp := sink.SourcePartition{Source: "test", Partition: 0}
-	decode := func(recs []*kgo.Record) Decoded {
+	decode := func(msgs [][]byte) Decoded {
 		t.Helper()
 		sc, err := icetable.SchemaToArrowSchema(s.Table().Schema(), nil, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		dec, _ := JSONFormat()(sc, true)
-		d, err := dec(recs)
+		d, err := dec(msgs)
 		if err != nil || len(d.Bad) > 0 {
 			t.Fatal(err, d.Bad)
 		}
 		return d
 	}
-	d := decode(records(`{"id":"a"}`))
+	d := decode(messages(`{"id":"a"}`))
 	if err := s.Write(ctx, sp, []int64{0}, d.Rows); err != nil {
 		t.Fatal(err)
 	}
 	d.Rows.Release()
-	recs := records(`{"id":"b","n":1,"o":{"at":"2026-07-14T12:00:00Z","tags":["x"],"deep":{"f":1.5}},"l":[{"k":true}]}`)
-	recs[0].Offset = 1
-	d = decode(recs)
+	msgs := messages(`{"id":"b","n":1,"o":{"at":"2026-07-14T12:00:00Z","tags":["x"],"deep":{"f":1.5}},"l":[{"k":true}]}`)
+	d = decode(msgs)
 	d.Rows.Release()
 	if len(d.NewColumns) != 3 {
 		t.Fatalf("new columns %v", d.NewColumns)
@@ -276,7 +275,7 @@ func TestJSONNewColumnsIntoTable(t *testing.T) {
 	if err := s.AddColumns(ctx, d.NewColumns...); err != nil {
 		t.Fatal(err)
 	}
-	d = decode(recs)
+	d = decode(msgs)
 	defer d.Rows.Release()
 	if len(d.NewColumns) > 0 {
 		t.Fatalf("new columns again: %v", d.NewColumns)

@@ -1,4 +1,4 @@
-package kafka
+package decode
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // BenchmarkJSONDecode decodes a poll of 10,000 messages (event times as
@@ -18,24 +17,24 @@ import (
 func BenchmarkJSONDecode(b *testing.B) {
 	sc := ordersSchema(&testing.T{})
 	at := time.Date(2026, 7, 14, 12, 0, 0, 0, time.UTC)
-	poll := func(text bool) []*kgo.Record {
-		recs := make([]*kgo.Record, 10_000)
-		for i := range recs {
+	poll := func(text bool) [][]byte {
+		msgs := make([][]byte, 10_000)
+		for i := range msgs {
 			ts := fmt.Sprint(at.Add(time.Duration(i) * time.Second).UnixMicro())
 			if text {
 				ts = fmt.Sprintf("%q", at.Add(time.Duration(i)*time.Second).Format(time.RFC3339Nano))
 			}
 			v := fmt.Sprintf(`{"id":"m%d","ts":%s,"day":"2026-07-14"}`, i, ts)
-			recs[i] = &kgo.Record{Value: []byte(v), Offset: int64(i)}
+			msgs[i] = []byte(v)
 		}
-		return recs
+		return msgs
 	}
 	ints, texts := poll(false), poll(true)
 	b.Run("arrow-reader", func(b *testing.B) {
 		for range b.N {
 			bl := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-			for _, r := range ints {
-				if err := bl.UnmarshalJSON(bytes.TrimSpace(r.Value)); err != nil {
+			for _, v := range ints {
+				if err := bl.UnmarshalJSON(bytes.TrimSpace(v)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -43,11 +42,11 @@ func BenchmarkJSONDecode(b *testing.B) {
 			bl.Release()
 		}
 	})
-	for name, recs := range map[string][]*kgo.Record{"json-integers": ints, "json-rfc3339": texts} {
+	for name, msgs := range map[string][][]byte{"json-integers": ints, "json-rfc3339": texts} {
 		b.Run(name, func(b *testing.B) {
 			dec := JSON(sc)
 			for range b.N {
-				d, err := dec(recs)
+				d, err := dec(msgs)
 				if err != nil || len(d.Bad) > 0 {
 					b.Fatal(err, d.Bad)
 				}

@@ -1,4 +1,4 @@
-package kafka
+package decode
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hamba/avro/v2"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // BenchmarkAvroDecode decodes the poll of BenchmarkJSONDecode (10,000
@@ -23,36 +22,36 @@ func BenchmarkAvroDecode(b *testing.B) {
 		{"name":"day","type":{"type":"int","logicalType":"date"}}]}`)
 	at := time.Date(2026, 7, 14, 12, 0, 0, 0, time.UTC)
 	day := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
-	jsonRecs := make([]*kgo.Record, 10_000)
-	bare := make([]*kgo.Record, len(jsonRecs))
-	framed := make([]*kgo.Record, len(jsonRecs))
-	for i := range jsonRecs {
+	jsonMsgs := make([][]byte, 10_000)
+	bare := make([][]byte, len(jsonMsgs))
+	framed := make([][]byte, len(jsonMsgs))
+	for i := range jsonMsgs {
 		ts := at.Add(time.Duration(i) * time.Second)
-		jsonRecs[i] = &kgo.Record{Value: []byte(fmt.Sprintf(`{"id":"m%d","ts":%d,"day":"2026-07-14"}`, i, ts.UnixMicro())), Offset: int64(i)}
+		jsonMsgs[i] = []byte(fmt.Sprintf(`{"id":"m%d","ts":%d,"day":"2026-07-14"}`, i, ts.UnixMicro()))
 		datum := mustAvro(b, w, map[string]any{"id": fmt.Sprintf("m%d", i), "ts": ts, "day": day})
-		bare[i] = &kgo.Record{Value: datum, Offset: int64(i)}
-		framed[i] = &kgo.Record{Value: confluent(1, datum), Offset: int64(i)}
+		bare[i] = datum
+		framed[i] = confluent(1, datum)
 	}
-	run := func(name string, f Format, recs []*kgo.Record) {
+	run := func(name string, f Format, msgs [][]byte) {
 		b.Run(name, func(b *testing.B) {
 			dec, err := f(sc, false)
 			if err != nil {
 				b.Fatal(err)
 			}
 			for range b.N {
-				d, err := dec(recs)
-				if err != nil || len(d.Bad) > 0 || d.Rows.NumRows() != int64(len(recs)) {
+				d, err := dec(msgs)
+				if err != nil || len(d.Bad) > 0 || d.Rows.NumRows() != int64(len(msgs)) {
 					b.Fatal(err, d.Bad)
 				}
 				d.Rows.Release()
 			}
 		})
 	}
-	run("json-integers", JSONFormat(), jsonRecs)
+	run("json-integers", JSONFormat(), jsonMsgs)
 	b.Run("json-integers-evolve", func(b *testing.B) { // every message checked for new fields
 		dec, _ := JSONFormat()(sc, true)
 		for range b.N {
-			d, err := dec(jsonRecs)
+			d, err := dec(jsonMsgs)
 			if err != nil || len(d.Bad) > 0 || len(d.NewColumns) > 0 {
 				b.Fatal(err, d.Bad, d.NewColumns)
 			}
@@ -63,9 +62,9 @@ func BenchmarkAvroDecode(b *testing.B) {
 	run("avro-confluent", AvroConfluent(map[int32]avro.Schema{1: w}), framed)
 	b.Run("hamba-generic-maps", func(b *testing.B) {
 		for range b.N {
-			for _, r := range bare {
+			for _, v := range bare {
 				var m map[string]any
-				if err := avro.Unmarshal(w, r.Value, &m); err != nil {
+				if err := avro.Unmarshal(w, v, &m); err != nil {
 					b.Fatal(err)
 				}
 			}

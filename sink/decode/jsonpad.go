@@ -1,4 +1,4 @@
-package kafka
+package decode
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"

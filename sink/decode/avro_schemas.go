@@ -1,4 +1,4 @@
-package kafka
+package decode
 
 import (
 	"encoding/binary"
@@ -16,7 +16,7 @@ import (
 
 // ErrAvroSchema is returned for an Avro schema file that cannot be read
 // or parsed.
-var ErrAvroSchema = errors.New("kafka: bad Avro schema")
+var ErrAvroSchema = errors.New("decode: bad Avro schema")
 
 // LoadAvroSchema parses the Avro schema in file (JSON, .avsc).
 func LoadAvroSchema(file string) (avro.Schema, error) {
