@@ -3,10 +3,47 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
+
+// measuresSchema is a table with columns keyed mode does not take.
+const measuresSchema = `{"type": "struct", "fields": [
+	{"id": 1, "name": "id", "type": "string", "required": false},
+	{"id": 2, "name": "amount", "type": "double", "required": false},
+	{"id": 3, "name": "tags", "type": {"type": "list", "element-id": 4, "element": "string", "element-required": false}, "required": false}]}`
+
+// unreachable is a broker address nothing listens on.
+const unreachable = "127.0.0.1:1"
+
+// Brokers that cannot be reached are named in a warning, then, at
+// -connect-timeout, the sink exits 75 (transient). A key column of any
+// type keyed mode takes is accepted at the start.
+func TestSinkConnectTimeout(t *testing.T) {
+	wh := warehouse(t)
+	start := time.Now()
+	code, _, errs := icerun("sink", "db.fact_orders", "-warehouse", wh, "-brokers", unreachable, "-topic", "t", "-group", "g", "-key", "amount_minor", "-connect-timeout", "2s")
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("icerun sink gave up after %s, want about 2s", took)
+	}
+	if code != exitRetry {
+		t.Fatalf("icerun sink -brokers %s = %d, want %d\n%s", unreachable, code, exitRetry, errs)
+	}
+	for _, want := range []string{
+		"level=WARN", "kafka sink: not connected: brokers " + unreachable + " unreachable",
+		"icerun sink: kafka: not connected: brokers " + unreachable + " unreachable", "gave up after 2s", "-connect-timeout", "(transient: exit 75, run it again)",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+}
 
 func TestSinkUsage(t *testing.T) {
 	wh := warehouse(t)
+	code, _, errs := icerun("create", "db.measures", "-warehouse", wh, "-schema", measuresSchema)
+	if code != 0 {
+		t.Fatal(errs)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -19,9 +56,17 @@ func TestSinkUsage(t *testing.T) {
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-avro-schema", "x.avsc"}, 2, "need -format avro"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-format", "avro", "-avro-schema", "/nonexistent.avsc"}, 2, "bad Avro schema"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-format", "avro", "-avro-schemas", wh}, 2, "no <id>.avsc file"},
-		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "nope"}, 1, "key column"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "nope"}, 64, `key column "nope" is not a column of db.fact_orders (its columns: order_id,`},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "currency,nope"}, 64, `key column "nope" is not a column`},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "currency,"}, 64, "an empty key column name"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "currency,currency"}, 64, "named twice"},
+		{[]string{"sink", "db.measures", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "amount"}, 64, `key column "amount" of db.measures is double; a key column is of type string, binary, fixed, uuid, int, long, date, timestamp or timestamptz`},
+		{[]string{"sink", "db.measures", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "tags"}, 64, `key column "tags" of db.measures is list<string>`},
+		// sink.WithKey takes one column: the place to change is keyOption.
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", "order_id,currency"}, 64, "keyed mode takes one key column"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-connect-timeout", "-1s"}, 2, "-connect-timeout"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-dead-letter", "nodot"}, 2, "namespace.name"},
-		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-dead-letter", "db.fact_orders"}, 1, "dead-letter table is the table"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-dead-letter", "db.fact_orders"}, 64, "dead-letter table is the table"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-keep-snapshots", "-1"}, 2, "-keep-snapshots"},
 	} {
 		code, out, errs := icerun(tc.args...)
