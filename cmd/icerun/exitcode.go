@@ -41,9 +41,9 @@ const exitCodesHelp = `
 Exit codes: 0 done; 2 bad command line; 64 the request does not fit the
 table (permanent); 65 bad input (permanent); 75 transient, run it again;
 78 catalog or configuration (permanent); 130 / 143 stopped by SIGINT /
-SIGTERM (what was in flight was abandoned and removed: run it again);
-1 anything else. Reruns are safe: a partition that already holds its input
-is left unchanged.
+SIGTERM (what was in flight was abandoned and removed: run it again; the
+sink commits what is pending and exits 0); 1 anything else. Reruns are
+safe: a partition that already holds its input is left unchanged.
 `
 
 // Errors of each class, matched with errors.Is.

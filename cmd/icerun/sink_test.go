@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"os/exec"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // measuresSchema is a table with columns keyed mode does not take.
@@ -74,4 +80,47 @@ func TestSinkUsage(t *testing.T) {
 			t.Errorf("icerun %s = %d, %q%q; want %d with %q", strings.Join(tc.args, " "), code, out, errs, tc.code, tc.want)
 		}
 	}
+}
+
+// SIGTERM (and SIGINT) while the sink waits for its brokers stops it
+// within a second or two with exit 0: it commits what is pending (here
+// nothing), says so, and logs no warning of its own stop.
+func TestSinkSIGTERMWhileConnecting(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) { sinkStopped(t, sig) })
+	}
+}
+
+func sinkStopped(t *testing.T, sig syscall.Signal) {
+	wh := warehouse(t)
+	cmd := exec.Command(binary(t), "sink", "db.fact_orders", "-warehouse", wh, "-brokers", unreachable, "-topic", "t", "-group", "g", "-connect-timeout", "0")
+	cmd.Dir = wh
+	cmd.Env = []string{"HOME=" + wh}
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	for sc.Scan() { // the warning that it waits for the brokers
+		lines = append(lines, sc.Text())
+		if strings.Contains(sc.Text(), "not connected") {
+			break
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(sig))
+	sent := time.Now()
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	_ = cmd.Wait()
+	took := time.Since(sent)
+	errs := strings.Join(lines, "\n")
+	require.Equal(t, 0, cmd.ProcessState.ExitCode(), "exit code after %v:\n%s", sig, errs)
+	require.Less(t, took, 3*time.Second, "the sink took %s to stop:\n%s", took, errs)
+	name := map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[sig]
+	require.Contains(t, errs, "icerun: "+name+": committing the pending rows, then leaving the group")
+	require.NotContains(t, errs, "abandoned")
+	require.Contains(t, errs, `msg="kafka sink stopped"`)
+	require.Len(t, regexp.MustCompile(`level=WARN`).FindAllString(errs, -1), 1, "only the warning about the brokers:\n%s", errs)
 }
