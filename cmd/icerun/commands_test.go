@@ -158,3 +158,28 @@ func TestFlagsNotOffered(t *testing.T) {
 		require.Contains(t, errs, "flag provided but not defined", "%v", args)
 	}
 }
+
+// On an unpartitioned table the one partition, whose key is empty, is
+// named for what it is in every line that lists partitions.
+func TestUnpartitionedOutputNamesTheWholeTable(t *testing.T) {
+	dir := t.TempDir()
+	wh := filepath.Join(dir, "wh")
+	for i, n := range []int{20, 12} {
+		rec := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(day, n))
+		writeRecord(t, filepath.Join(dir, []string{"a", "b"}[i]+".parquet"), rec)
+		rec.Release()
+	}
+	a, b := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet")
+	code, _, errs := icerun("create", "shop.dim", "-warehouse", wh, "-schema-from", a)
+	require.Equal(t, 0, code, errs)
+	for _, args := range [][]string{
+		{"replace", "shop.dim", a},
+		{"upsert", "shop.dim", "-on", "order_id", a},
+		{"replace", "shop.dim", "-branch", "audit", b},
+	} {
+		code, out, errs := icerun(append(args, "-warehouse", wh)...)
+		require.Equal(t, 0, code, "%v: %s", args, errs)
+		require.Contains(t, out, "\n  partitions: the whole table (unpartitioned)\n", "%v", args)
+		require.NotRegexp(t, `partitions: *\n|\n  : `, out, "%v", args)
+	}
+}

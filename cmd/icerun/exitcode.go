@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"io"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/sink/kafka"
 	"github.com/icerun/icerun/table"
 )
 
@@ -39,9 +41,9 @@ const exitCodesHelp = `
 Exit codes: 0 done; 2 bad command line; 64 the request does not fit the
 table (permanent); 65 bad input (permanent); 75 transient, run it again;
 78 catalog or configuration (permanent); 130 / 143 stopped by SIGINT /
-SIGTERM (what was in flight was abandoned and removed: run it again);
-1 anything else. Reruns are safe: a partition that already holds its input
-is left unchanged.
+SIGTERM (what was in flight was abandoned and removed: run it again; the
+sink commits what is pending and exits 0); 1 anything else. Reruns are
+safe: a partition that already holds its input is left unchanged.
 `
 
 // Errors of each class, matched with errors.Is.
@@ -50,7 +52,7 @@ var (
 		partition.ErrMalformedKey, partition.ErrWrongSpec, partition.ErrUnsupportedSpec, partition.ErrInvalidFieldName, table.ErrBadUpsertKey, table.ErrBadWindow, partition.ErrBadRange,
 		table.ErrBadBranch, table.ErrBadOption, table.ErrSchemaChange, commit.ErrPublishConflict,
 		commit.ErrNoSuchBranch, commit.ErrUnsupported, catalog.ErrNoSuchTable, catalog.ErrTableAlreadyExists,
-		catalog.ErrNoSuchNamespace, sink.ErrColumnConflict,
+		catalog.ErrNoSuchNamespace, sink.ErrColumnConflict, sink.ErrBadOption,
 	}
 	dataErrors = []error{
 		partition.ErrRowOutside, schema.ErrMissingRequired, schema.ErrIncompatibleType, schema.ErrUnknownField,
@@ -64,8 +66,17 @@ var (
 	}
 	retryErrors = []error{
 		commit.ErrConflict, commit.ErrUnknownOutcome, commit.ErrTableChanged, commit.ErrLock,
-		table.ErrIncompleteWrite, context.DeadlineExceeded, io.ErrUnexpectedEOF,
-		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ETIMEDOUT,
+		table.ErrIncompleteWrite, context.DeadlineExceeded, kafka.ErrNotConnected,
+		// A lost connection, of any catalog driver or storage client.
+		io.EOF, io.ErrUnexpectedEOF, driver.ErrBadConn, net.ErrClosed,
+		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE, syscall.ETIMEDOUT,
+		syscall.ENETUNREACH, syscall.ENETDOWN, syscall.EHOSTUNREACH,
+	}
+	// lostConnection is how a lost connection reads in an error that
+	// reached us as text only (a driver or client that did not wrap it).
+	lostConnection = []string{
+		"driver: bad connection", "connection reset by peer", "broken pipe", "connection refused",
+		"use of closed network connection", "unexpected EOF", "i/o timeout",
 	}
 )
 
@@ -87,12 +98,22 @@ func exitCode(ctx context.Context, err error) int {
 		}
 	}
 	var pe pgdriver.Error
-	if errors.As(err, &pe) && strings.HasPrefix(pe.Field('C'), "28") {
-		return exitConfig // PostgreSQL refused the credentials (SQLSTATE class 28)
+	if errors.As(err, &pe) {
+		switch state := pe.Field('C'); {
+		case strings.HasPrefix(state, "28"):
+			return exitConfig // PostgreSQL refused the credentials (SQLSTATE class 28)
+		case strings.HasPrefix(state, "08"), strings.HasPrefix(state, "57P"):
+			return exitRetry // a connection exception, a server shutting down or starting
+		}
 	}
-	var ne net.Error
+	var ne net.Error // a dial, read or write of any driver or client
 	if errors.As(err, &ne) {
 		return exitRetry
+	}
+	for _, text := range lostConnection {
+		if strings.Contains(err.Error(), text) {
+			return exitRetry
+		}
 	}
 	return exitFailed
 }

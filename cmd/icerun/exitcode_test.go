@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +22,42 @@ import (
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/sink/kafka"
 )
+
+// A lost connection of any catalog driver or storage client is
+// transient (exit 75), however it is wrapped (run classifies the error
+// of every command with exitCode).
+func TestExitCodeLostConnection(t *testing.T) {
+	load := func(err error) error { return fmt.Errorf("table: replace db.t/k: load table: %w", err) }
+	op := func(err error) error { return &net.OpError{Op: "read", Net: "tcp", Err: err} }
+	for _, err := range []error{
+		load(io.EOF), // PostgreSQL's connection dropped mid-run
+		load(io.ErrUnexpectedEOF),
+		load(driver.ErrBadConn),
+		load(net.ErrClosed),
+		load(op(syscall.ECONNRESET)),
+		load(op(syscall.EPIPE)),
+		load(op(syscall.ECONNABORTED)),
+		load(op(syscall.ENETUNREACH)),
+		load(op(syscall.EHOSTUNREACH)),
+		load(os.NewSyscallError("write", syscall.EPIPE)),
+		load(&net.DNSError{Err: "server misbehaving", Name: "pg", IsTemporary: true}),
+		// flattened to text by a driver or client that did not wrap it
+		load(errors.New("driver: bad connection")),
+		load(errors.New("read tcp 10.0.0.1:5432: read: connection reset by peer")),
+		load(errors.New("write tcp 10.0.0.1:5432: write: broken pipe")),
+		load(errors.New("Post \"http://rest/v1/tables\": unexpected EOF")),
+	} {
+		if got := exitCode(context.Background(), err); got != exitRetry {
+			t.Errorf("exitCode(%v) = %d, want %d", err, got, exitRetry)
+		}
+	}
+	// A class the error names first wins: a truncated file stays bad input.
+	if got := exitCode(context.Background(), fmt.Errorf("%w: %w", parquetfile.ErrCorrupt, io.ErrUnexpectedEOF)); got != exitData {
+		t.Errorf("exitCode(corrupt file, unexpected EOF) = %d, want %d", got, exitData)
+	}
+}
 
 func TestExitCode(t *testing.T) {
 	wrap := func(err error) error { return fmt.Errorf("table: replace db.t/k: %w", err) }
@@ -43,6 +81,8 @@ func TestExitCode(t *testing.T) {
 		{wrap(commit.ErrPublishConflict), exitRequest},
 		{fmt.Errorf("sink: db.t: %w: note is string", sink.ErrColumnConflict), exitRequest},
 		{fmt.Errorf("sink: %w: %w", sink.ErrSchemaChanged, commit.ErrTableChanged), exitRetry},
+		{fmt.Errorf("sink: %w: key column %q is not in table db.t", sink.ErrBadOption, "nope"), exitRequest},
+		{fmt.Errorf("%w: brokers 127.0.0.1:1 unreachable (gave up after 1m0s)", kafka.ErrNotConnected), exitRetry},
 		{wrap(catalogconfig.ErrNoCatalog), exitConfig},
 		{wrap(errNoWarehouse), exitConfig},
 		{errors.New("something else"), exitFailed},

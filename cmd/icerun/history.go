@@ -30,7 +30,7 @@ func historyCmd(ctx context.Context, e *env, args []string) error {
 	}
 	hist := table.History(w.Table(), key.String())
 	if len(hist) == 0 {
-		fmt.Fprintf(e.out, "%s: no icerun write in the retained snapshots\n", key)
+		fmt.Fprintf(e.out, "%s: no icerun write in the retained snapshots\n", partitionName(key.String()))
 		return nil
 	}
 	fmt.Fprintf(e.out, "%-20s %-24s %-20s %-38s %s\n", "snapshot", "committed (UTC)", "code version", "run id", "snapshot rows")

@@ -12,7 +12,8 @@
 // Nothing on the command line is ignored: an argument a command does not
 // use is a usage error (exit 2). Exit codes are documented in exitcode.go
 // and docs/cli.md; SIGINT and SIGTERM stop a run cleanly (what was staged
-// is removed, the summary printed) with exit 130 and 143.
+// is removed, the summary printed) with exit 130 and 143, and the sink
+// after committing what is pending, with exit 0.
 package main
 
 //go:generate go test -run TestCLIReference -update .
@@ -28,7 +29,7 @@ import (
 )
 
 func main() {
-	ctx, stop := notifySignals(context.Background())
+	ctx, stop := notifySignals(context.Background(), stopping(os.Args[1:]))
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/table"
@@ -57,7 +56,7 @@ func publishCmd(ctx context.Context, e *env, args []string) error {
 		how = "fast-forward"
 	}
 	fmt.Fprintf(e.out, "branch %s: main at snapshot %d (%s), partitions %s, +%d rows (%d files), -%d rows (%d files)\n",
-		*branch, res.SnapshotID, how, strings.Join(res.Partitions, " "), res.AddedRows, res.AddedFiles, res.DeletedRows, res.DeletedFiles)
+		*branch, res.SnapshotID, how, partitionNames(res.Partitions), res.AddedRows, res.AddedFiles, res.DeletedRows, res.DeletedFiles)
 	return nil
 }
 

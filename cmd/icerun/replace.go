@@ -139,8 +139,35 @@ func valueForm(transform, src string) string {
 	return "VALUE"
 }
 
+// wholeTable names the one partition of an unpartitioned table, whose
+// key is empty.
+const wholeTable = "the whole table (unpartitioned)"
+
+// partitionName is key for the person who reads it: wholeTable for the
+// empty key.
+func partitionName(key string) string {
+	if key == "" {
+		return wholeTable
+	}
+	return key
+}
+
+// partitionNames joins keys with spaces, each as partitionName words it;
+// no key is "none".
+func partitionNames(keys []string) string {
+	if len(keys) == 0 {
+		return "none"
+	}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = partitionName(k)
+	}
+	return strings.Join(names, " ")
+}
+
 // printResult prints what a replacement of one partition did, in words.
 func (e *env) printResult(key string, w *table.Writer, res commit.Result) {
+	key = partitionName(key)
 	if res.Unchanged {
 		fmt.Fprintf(e.out, "%s: unchanged: the partition already holds exactly this input from code version %s (snapshot %d); nothing written\n", key, w.CodeVersion(), res.SnapshotID)
 	} else {
@@ -169,10 +196,10 @@ func (e *env) printPartitions(w *table.Writer, res commit.Result) {
 		if p.Unchanged {
 			state = "unchanged"
 		}
-		fmt.Fprintf(e.out, "  %s: %s\n", p.Key, state)
+		fmt.Fprintf(e.out, "  %s: %s\n", partitionName(p.Key), state)
 	}
 	if len(res.PerPartition) == 0 && len(res.Partitions) > 0 {
-		fmt.Fprintf(e.out, "  partitions: %s\n", strings.Join(res.Partitions, " "))
+		fmt.Fprintf(e.out, "  partitions: %s\n", partitionNames(res.Partitions))
 	}
 	if res.LateRows > 0 {
 		where := "dropped"

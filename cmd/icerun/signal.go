@@ -31,11 +31,22 @@ func signalName(s os.Signal) string {
 	return s.String()
 }
 
+// stopping is what the first signal prints (after "icerun: SIGTERM: ")
+// for a run of args.
+func stopping(args []string) string {
+	if len(args) > 0 && args[0] == "sink" {
+		return "committing the pending rows, then leaving the group (send it again to exit at once: the rows not committed are read again from Kafka by the next run)"
+	}
+	return "stopping after the work in flight is abandoned and removed (send it again to exit at once)"
+}
+
 // notifySignals returns a context cancelled, with an interruption as its
 // cause, by the first SIGINT or SIGTERM (what Kubernetes, systemd and
-// most schedulers send): the command abandons what is in flight, removes
-// what it staged and prints its summary. A second signal exits at once.
-func notifySignals(parent context.Context) (context.Context, func()) {
+// most schedulers send), which prints "icerun: SIG: " and what.
+// A batch command abandons what is in flight, removes what it staged and
+// prints its summary; the sink commits what is pending and exits 0. A
+// second signal exits at once.
+func notifySignals(parent context.Context, what string) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
@@ -43,7 +54,7 @@ func notifySignals(parent context.Context) (context.Context, func()) {
 	go func() {
 		select {
 		case s := <-ch:
-			fmt.Fprintf(os.Stderr, "icerun: %s: stopping after the work in flight is abandoned and removed (send it again to exit at once)\n", signalName(s))
+			fmt.Fprintf(os.Stderr, "icerun: %s: %s\n", signalName(s), what)
 			cancel(interruption{s})
 		case <-done:
 			return

@@ -37,6 +37,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	deadLetter := fs.String("dead-letter", "", "table (namespace.name, created when missing) for messages that are not rows of the table (bad JSON or Avro, a wrong type, a required field missing), with their bytes, reason and offset; without it such a message stops the sink (exit 65) at its offset")
 	keep := fs.Int("keep-snapshots", sink.DefaultKeepSnapshots, "expire the table's snapshots beyond the last N (checked every 10 commits); 0: never expire")
 	key := fs.String("key", "", "keyed mode: key columns, comma-separated, identifying a message (on a partitioned table they include every partition source column, e.g. id,event_time); a row whose key its partition holds is dropped as a duplicate")
+	connect := fs.Duration("connect-timeout", time.Minute, "give up (exit 75) when the brokers do not answer, or the topic does not exist, this long after the start (a warning says which after a few seconds); 0: wait for ever")
 	rest, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -46,6 +47,9 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if *brokers == "" || *topic == "" || *group == "" {
 		return fmt.Errorf("%w: -brokers, -topic and -group are required", errUsage)
+	}
+	if *connect < 0 {
+		return fmt.Errorf("%w: -connect-timeout %s: must be 0 (wait for ever) or more", errUsage, *connect)
 	}
 	decode, err := sinkFormat(*format, *avroSchemas, *avroSchema)
 	if err != nil {
@@ -57,7 +61,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	ctx, cat, err := e.catalog(ctx)
+	ctx, cat, _, err := e.loadTable(ctx) // a missing table fails here, before the brokers are tried
 	if err != nil {
 		return err
 	}
@@ -73,7 +77,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *key != "" {
-		opts = append(opts, sink.WithKey(strings.Split(*key, ",")...))
+		opts = append(opts, sink.WithKey(strings.Split(*key, ",")...)) // checked by sink.Open: sink.ErrBadOption, exit 64
 	}
 	if *deadLetter != "" {
 		dl, err := parseIdent(*deadLetter)
@@ -96,8 +100,11 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	}
 	err = kafka.Run(ctx, s, kafka.Config{
 		Brokers: strings.Split(*brokers, ","), Topic: *topic, Group: *group,
-		Format: decode, Evolve: *evolve, Logger: log, SessionTimeout: *session,
+		Format: decode, Evolve: *evolve, Logger: log, SessionTimeout: *session, ConnectTimeout: *connect,
 	})
+	if errors.Is(err, kafka.ErrNotConnected) {
+		return fmt.Errorf("%w; -connect-timeout sets how long the sink waits", err)
+	}
 	if errors.Is(err, sink.ErrBadMessage) {
 		return fmt.Errorf("%w (the rows before it are committed; -dead-letter TABLE routes such messages to a table)", err)
 	}

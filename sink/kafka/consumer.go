@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	icetable "github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/sink"
@@ -39,6 +42,13 @@ type Config struct {
 	// (a killed process) before it moves its partitions (default: the
 	// broker's, 45 s).
 	SessionTimeout time.Duration
+	// ConnectTimeout bounds the wait, from the start of Run, for the
+	// brokers to answer a metadata request naming the topic (or for a
+	// first assignment): past it Run returns an error wrapping
+	// [ErrNotConnected] that says which was missing (the brokers or the
+	// topic). A warning saying so is logged after a few seconds of
+	// waiting. Default 0: wait for ever (warning once a minute).
+	ConnectTimeout time.Duration
 	// Options are more franz-go options (TLS, SASL, client id); the
 	// adapter's own (seed brokers, group, topic, offsets) win.
 	Options []kgo.Opt
@@ -50,6 +60,10 @@ func Source(topic string) string { return "kafka:" + topic }
 
 // ErrConfig is returned by [Run] for an incomplete Config.
 var ErrConfig = errors.New("kafka: bad config")
+
+// ErrNotConnected is returned by [Run] when the brokers did not answer,
+// or the topic did not exist, within [Config.ConnectTimeout].
+var ErrNotConnected = errors.New("kafka: not connected")
 
 // Run consumes cfg.Topic into s until ctx ends, then commits what is
 // pending (a graceful stop: SIGTERM cancels ctx) and leaves the group. It
@@ -68,6 +82,9 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if cfg.Evolve && cfg.Format == nil {
 		return fmt.Errorf("%w: Evolve needs a Format", ErrConfig)
 	}
+	if cfg.ConnectTimeout < 0 {
+		return fmt.Errorf("%w: connect timeout %s: must be 0 (no limit) or more", ErrConfig, cfg.ConnectTimeout)
+	}
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 10_000
 	}
@@ -75,7 +92,13 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &consumer{s: s, cfg: cfg, log: cfg.Logger, assigned: map[int32]bool{}}
+	// The client's own context: cancelled on the way out, it ends a join
+	// or sync the broker holds (up to the group's rebalance timeout),
+	// which leaving the group does not interrupt.
+	cctx, cancelClient := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelClient()
 	opts := append(append([]kgo.Opt{}, cfg.Options...),
+		kgo.WithContext(cctx),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(cfg.Topic),
@@ -97,10 +120,8 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	}
 	c.cl = cl
 	err = c.loop(ctx)
-	c.mu.Lock()
-	cerr := s.Close(context.WithoutCancel(ctx))
-	c.mu.Unlock()
-	cl.Close()
+	cerr := c.finish(ctx)
+	c.leave(ctx, cancelClient)
 	if err == nil && cerr != nil {
 		err = fmt.Errorf("kafka: final commit: %w", cerr)
 	}
@@ -127,6 +148,52 @@ type consumer struct {
 	dec   decode.Decoder // made by cfg.Format for the schema decSchema
 	// decSchema is the table schema id dec was made for.
 	decSchema int
+	// closed is set once the final commit closed the sink: the revoke
+	// that leaving the group calls has nothing left to commit.
+	closed bool
+	// connected is set by the first assignment.
+	connected bool
+}
+
+// finish commits what is pending and closes the sink, before the group
+// is left (while the partitions are still this member's).
+func (c *consumer) finish(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	return c.s.Close(context.WithoutCancel(ctx))
+}
+
+// leaveWait bounds each step of leaving the group.
+const leaveWait = time.Second
+
+// leave leaves the group and closes the client in a few seconds at most,
+// so that the group moves the partitions at once rather than after the
+// session timeout. A join or sync in flight is not waited for: the
+// broker holds a join until the group's rebalance completes (up to its
+// rebalance timeout, a minute), and leaving waits for it; past leaveWait
+// the LeaveGroup request goes out beside it, then cancelClient ends it.
+func (c *consumer) leave(ctx context.Context, cancelClient context.CancelFunc) {
+	ctx = context.WithoutCancel(ctx)
+	lctx, cancel := context.WithTimeout(ctx, leaveWait)
+	defer cancel()
+	if err := c.cl.LeaveGroupContext(lctx); err != nil && lctx.Err() != nil {
+		if member, _ := c.cl.GroupMetadata(); member != "" {
+			rctx, cancel := context.WithTimeout(ctx, leaveWait)
+			defer cancel()
+			req := kmsg.NewPtrLeaveGroupRequest()
+			req.Group, req.MemberID = c.cfg.Group, member
+			m := kmsg.NewLeaveGroupRequestMember()
+			m.MemberID = member
+			m.Reason = kmsg.StringPtr("icerun sink stopping")
+			req.Members = append(req.Members, m)
+			if _, err := req.RequestWith(rctx, c.cl); err != nil {
+				c.log.Info("kafka leave group", slog.String("group", c.cfg.Group), slog.Any("error", err))
+			}
+		}
+	}
+	cancelClient()
+	c.cl.Close()
 }
 
 func (c *consumer) sp(p int32) sink.SourcePartition {
@@ -136,6 +203,7 @@ func (c *consumer) sp(p int32) sink.SourcePartition {
 func (c *consumer) assign(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.connected = true
 	for _, p := range parts[c.cfg.Topic] {
 		c.assigned[p] = true
 	}
@@ -165,9 +233,13 @@ func (c *consumer) startOffsets(ctx context.Context, offs map[string]map[int32]k
 func (c *consumer) revoke(ctx context.Context, _ *kgo.Client, parts map[string][]int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, err := c.s.Commit(ctx); err != nil {
-		c.log.Warn("kafka revoke: commit failed (the new owner replays from the table; the partitions kept are read again from it)", slog.Any("error", err))
-		c.stale = true
+	// Once closed (the final commit ran before the group is left),
+	// nothing is pending.
+	if !c.closed {
+		if _, err := c.s.Commit(ctx); err != nil {
+			c.log.Warn("kafka revoke: commit failed (the new owner replays from the table; the partitions kept are read again from it)", slog.Any("error", err))
+			c.stale = true
+		}
 	}
 	for _, p := range parts[c.cfg.Topic] {
 		delete(c.assigned, p)
@@ -176,7 +248,13 @@ func (c *consumer) revoke(ctx context.Context, _ *kgo.Client, parts map[string][
 
 // loop polls and writes until ctx ends.
 func (c *consumer) loop(ctx context.Context) error {
+	w := connectWatch{start: time.Now(), timeout: c.cfg.ConnectTimeout}
 	for ctx.Err() == nil {
+		if !w.done {
+			if err := c.checkConnected(ctx, &w); err != nil {
+				return err
+			}
+		}
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		fetches := c.cl.PollRecords(pctx, c.cfg.MaxPollRecords)
 		cancel()
@@ -191,6 +269,94 @@ func (c *consumer) loop(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// connectWatch is the wait for the brokers and the topic, from start
+// until done.
+type connectWatch struct {
+	start    time.Time
+	timeout  time.Duration // 0: no limit
+	nextWarn time.Duration // of waiting, when the next warning is due; 0: the first
+	done     bool
+}
+
+// connectWarnAfter is how long a wait lasts before its first warning
+// (half the timeout when that is shorter); the next come once a minute.
+const connectWarnAfter = 5 * time.Second
+
+// checkConnected ends w once the brokers answer with the topic's
+// metadata or a first assignment came. Until then it warns past
+// connectWarnAfter, and past w.timeout it returns an error wrapping
+// ErrNotConnected that says what is missing.
+func (c *consumer) checkConnected(ctx context.Context, w *connectWatch) error {
+	c.mu.Lock()
+	assigned := c.connected
+	c.mu.Unlock()
+	if assigned {
+		w.done = true
+		return nil
+	}
+	missing := c.probe(ctx)
+	switch {
+	case missing == "":
+		w.done = true
+		return nil
+	case ctx.Err() != nil:
+		return nil // stopping
+	}
+	waited := time.Since(w.start)
+	if w.timeout > 0 && waited >= w.timeout {
+		return fmt.Errorf("%w: %s (gave up after %s)", ErrNotConnected, missing, w.timeout)
+	}
+	if w.nextWarn == 0 {
+		w.nextWarn = connectWarnAfter
+		if w.timeout > 0 && w.timeout/2 < w.nextWarn {
+			w.nextWarn = w.timeout / 2
+		}
+	}
+	if waited >= w.nextWarn {
+		limit := "no limit"
+		if w.timeout > 0 {
+			limit = fmt.Sprintf("giving up after %s", w.timeout)
+		}
+		c.log.Warn("kafka sink: not connected: "+missing+"; retrying ("+limit+")",
+			slog.String("topic", c.cfg.Topic), slog.Duration("waited", waited.Round(time.Second)))
+		w.nextWarn = waited + time.Minute
+	}
+	return nil
+}
+
+// probeWait bounds one metadata request of probe.
+const probeWait = time.Second
+
+// probe asks the brokers for the topic's metadata. It returns what is
+// missing (the brokers, the topic), or "" when nothing is.
+func (c *consumer) probe(ctx context.Context) string {
+	pctx, cancel := context.WithTimeout(ctx, probeWait)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	t := kmsg.NewMetadataRequestTopic()
+	t.Topic = kmsg.StringPtr(c.cfg.Topic)
+	req.Topics = append(req.Topics, t)
+	req.AllowAutoTopicCreation = false
+	resp, err := req.RequestWith(pctx, c.cl)
+	if err != nil {
+		return fmt.Sprintf("brokers %s unreachable: %v", strings.Join(c.cfg.Brokers, ","), err)
+	}
+	for _, t := range resp.Topics {
+		if t.Topic == nil || *t.Topic != c.cfg.Topic {
+			continue
+		}
+		err := kerr.ErrorForCode(t.ErrorCode)
+		switch {
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+			return fmt.Sprintf("topic %q does not exist", c.cfg.Topic)
+		case err != nil:
+			return fmt.Sprintf("topic %q: %v", c.cfg.Topic, err)
+		}
+		return ""
+	}
+	return fmt.Sprintf("topic %q does not exist", c.cfg.Topic)
 }
 
 func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
