@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -122,4 +123,24 @@ func sinkStopped(t *testing.T, sig syscall.Signal) {
 	require.NotContains(t, errs, "abandoned")
 	require.Contains(t, errs, `msg="kafka sink stopped"`)
 	require.Len(t, regexp.MustCompile(`level=WARN`).FindAllString(errs, -1), 1, "only the warning about the brokers:\n%s", errs)
+}
+
+// With -log-format json (or ICERUN_LOG_FORMAT=json) the sink logs JSON
+// records on stderr.
+func TestSinkLogsJSON(t *testing.T) {
+	wh := warehouse(t)
+	_, _, errs := icerun("sink", "db.fact_orders", "-warehouse", wh, "-brokers", unreachable, "-topic", "t", "-group", "g", "-connect-timeout", "1s", "-log-format", "json")
+	found := false
+	for _, line := range strings.Split(errs, "\n") {
+		if strings.Contains(line, "not connected") && strings.HasPrefix(line, "{") {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Errorf("log line is not JSON: %q: %v", line, err)
+			}
+			found = found || rec["msg"] != nil
+		}
+	}
+	if !found {
+		t.Errorf("no JSON record about the brokers in:\n%s", errs)
+	}
 }
