@@ -23,8 +23,15 @@ type PublishConflictError struct {
 }
 
 func (e *PublishConflictError) Error() string {
+	names := make([]string, len(e.Partitions))
+	for i, p := range e.Partitions {
+		names[i] = p
+		if p == "" { // the one partition of an unpartitioned table
+			names[i] = "the unpartitioned table"
+		}
+	}
 	return fmt.Sprintf("%v: main replaced %s after branch %s was cut or last published (WithForce lets the branch win)",
-		ErrPublishConflict, strings.Join(e.Partitions, ", "), e.Branch)
+		ErrPublishConflict, strings.Join(names, ", "), e.Branch)
 }
 
 func (e *PublishConflictError) Is(target error) bool { return target == ErrPublishConflict }
