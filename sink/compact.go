@@ -2,6 +2,7 @@ package sink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -96,10 +97,7 @@ func (s *Sink) compactClosed(ctx context.Context) error {
 			s.keys.close(k)
 		}
 	}
-	if len(errs) > 0 {
-		return errs[0]
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // noteOpen records the partitions of files, just committed, with the end of

@@ -323,10 +323,10 @@ func (s *Sink) summaryProps(merged marks, files []iceberg.DataFile) (iceberg.Pro
 		commit.SummaryPartitions:            keys,
 		commit.SummaryPartitionFingerprints: none,
 		commit.SummaryPartitionFiles:        none,
-		commit.SummaryPartitionSpecID: strconv.Itoa(s.spec.ID()),
-		commit.SummarySchemaID:        strconv.Itoa(s.tbl.Schema().ID),
-		commit.SummaryRows:            fmt.Sprint(s.rows),
-		"icerun.sink.source-rows":     fmt.Sprint(s.rows),
+		commit.SummaryPartitionSpecID:       strconv.Itoa(s.spec.ID()),
+		commit.SummarySchemaID:              strconv.Itoa(s.tbl.Schema().ID),
+		commit.SummaryRows:                  fmt.Sprint(s.rows),
+		"icerun.sink.source-rows":           fmt.Sprint(s.rows),
 	}, nil
 }
 
