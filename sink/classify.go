@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/icerun/icerun/table"
 )
 
 // classified is what becomes of the rows of one Write.
@@ -32,6 +34,11 @@ func (s *Sink) classify(ctx context.Context, from SourcePartition, offsets []int
 		var err error
 		if times, err = s.clock.times(rec); err != nil {
 			return cl, fmt.Errorf("sink: %s: %w", s.name, err)
+		}
+	}
+	if s.clock != nil && s.cfg.late == table.RejectLate {
+		if err := s.rejectLate(from, offsets, times, mark); err != nil {
+			return cl, err
 		}
 	}
 	var keys rowKeys
@@ -65,4 +72,28 @@ func (s *Sink) classify(ctx context.Context, from SourcePartition, offsets []int
 	}
 	cl.mark = mark
 	return cl, nil
+}
+
+// rejectLate returns a *RowError for the first late row of a batch (its
+// offsets, event times and source partition's mark before it), counted in
+// Stats.Late and LateRejected, or nil when it has none. It changes
+// nothing else: classify refuses the whole batch before deciding a row.
+func (s *Sink) rejectLate(from SourcePartition, offsets []int64, times eventTimes, mark Mark) error {
+	for i, off := range offsets {
+		if off <= mark.Offset {
+			continue
+		}
+		mark.Offset = off
+		if !times.valid(i) {
+			continue
+		}
+		t := times.at(i)
+		mark.MaxEventTime = max(mark.MaxEventTime, t)
+		if reason, late := s.clock.late(t, mark.MaxEventTime); late {
+			s.stats.Late++
+			s.stats.LateRejected++
+			return &RowError{Row: i, Err: fmt.Errorf("%w: %s offset %d: %s", table.ErrLateRows, from, off, reason)}
+		}
+	}
+	return nil
 }

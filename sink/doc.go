@@ -37,9 +37,11 @@
 // event time it has seen (recorded in the summary with the offset, so that
 // a replay classifies every row as the first delivery did). A row is late
 // when the table partition its event time falls in ended before that
-// maximum minus the allowed lateness; late rows go to a side table
-// ([LateTable]) with the reason and their source position, or are dropped
-// by [WithLateRows], and are counted in [Stats]. When a partition closes,
+// maximum minus the allowed lateness. [WithLateRows] takes the table's
+// late-row policy ([table.LatePolicy]): late rows go to a side table
+// ([table.StreamLateTable]) with the reason and their source position (the
+// default), are dropped, or fail the write as bad rows, and are counted in
+// [Stats]. When a partition closes,
 // [Sink.Compact] rewrites its small files into target-size ones with the
 // table's compaction: the same live rows, checked, in a commit that
 // removes exactly the data and delete files it read, planned again when

@@ -12,6 +12,7 @@ import (
 	"github.com/icerun/icerun/faults"
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/table"
 )
 
 // chaosStream is delivered in three commits; "late" arrives after the
@@ -95,7 +96,7 @@ func TestExactlyOnceUnderEveryFault(t *testing.T) {
 			if got, w := ids(t, cat, ident), []string{"a", "b", "c", "d"}; !slices.Equal(got, w) {
 				t.Errorf("%s at %d (%s; crash: %v): table ids = %v, want %v", kind, k, in.Fired(), crashErr, got, w)
 			}
-			if got, w := ids(t, cat, sink.LateTable(ident)), []string{"late"}; !slices.Equal(got, w) {
+			if got, w := ids(t, cat, table.StreamLateTable(ident)), []string{"late"}; !slices.Equal(got, w) {
 				t.Errorf("%s at %d (%s; crash: %v): side table ids = %v, want %v", kind, k, in.Fired(), crashErr, got, w)
 			}
 			if got := deadLetters(t, cat, deadIdent); len(got) != 1 || got[0].offset != badOffset {

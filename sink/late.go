@@ -11,6 +11,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/table"
 )
 
 // Columns the side table of late rows adds to the table's own.
@@ -21,17 +23,15 @@ const (
 	LateOffset          = "_icerun_offset"           // the row's offset
 )
 
-// LateTable is the side table of ident that late rows go to: the same
-// namespace, the name with "_sink_late" appended. It has the table's
-// columns and [LateReason], [LateSource], [LateSourcePartition] and
-// [LateOffset], and is created on the first late row. Its own snapshots
-// record the positions of the late rows it holds, so that it takes every
-// late row exactly once too.
-func LateTable(ident icetable.Identifier) icetable.Identifier {
-	out := append(icetable.Identifier(nil), ident...)
-	out[len(out)-1] += "_sink_late"
-	return out
-}
+// LateTable is the side table of ident that late rows go to under
+// [table.RouteLate]: the same namespace, the name with "_sink_late"
+// appended. It has the table's columns and [LateReason], [LateSource],
+// [LateSourcePartition] and [LateOffset], and is created on the first late
+// row. Its own snapshots record the positions of the late rows it holds,
+// so that it takes every late row exactly once too.
+//
+// Deprecated: use [table.StreamLateTable], which this calls.
+func LateTable(ident icetable.Identifier) icetable.Identifier { return table.StreamLateTable(ident) }
 
 // lateRows is the side table's sink.
 type lateRows struct {
@@ -39,9 +39,9 @@ type lateRows struct {
 }
 
 // routeLate sends the late rows of cl (rows of rec) to the side table, or
-// drops them by policy.
+// drops them by policy (classify refused them under table.RejectLate).
 func (s *Sink) routeLate(ctx context.Context, from SourcePartition, offsets []int64, rec arrow.RecordBatch, cl classified) error {
-	if s.cfg.late == LateDrop {
+	if s.cfg.late == table.DropLate {
 		s.stats.LateDropped += int64(len(cl.lateRows))
 		return nil
 	}
@@ -105,7 +105,7 @@ func lateBatch(rows arrow.RecordBatch, from SourcePartition, offsets []int64, cl
 
 // openLate opens (creating it when missing) the side table's sink.
 func (s *Sink) openLate(ctx context.Context) (*lateRows, error) {
-	ident := LateTable(s.ident)
+	ident := table.StreamLateTable(s.ident)
 	_, err := s.cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		err = createLate(ctx, s.cat, ident, s.tbl.Schema())

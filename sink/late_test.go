@@ -11,6 +11,7 @@ import (
 
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/table"
 )
 
 // Rows whose day closed (the watermark, max event time minus the allowed
@@ -63,7 +64,7 @@ func TestLateRowsGoToSideTable(t *testing.T) {
 	if got, w := ids(t, cat, ident), []string{"a", "b", "c"}; !slices.Equal(got, w) {
 		t.Errorf("table ids = %v, want %v", got, w)
 	}
-	side := sink.LateTable(ident)
+	side := table.StreamLateTable(ident)
 	if got, w := ids(t, cat, side), []string{"late", "late2"}; !slices.Equal(got, w) {
 		t.Errorf("side table ids = %v, want %v", got, w)
 	}
@@ -97,7 +98,7 @@ func TestLateRowsDroppedByPolicy(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s := mustOpen(t, cat, ident, sink.WithEventTime("event_time", 0), sink.WithLateRows(sink.LateDrop))
+	s := mustOpen(t, cat, ident, sink.WithEventTime("event_time", 0), sink.WithLateRows(table.DropLate))
 	rec := batch([]msg{{"a", 0, day0.Add(48 * time.Hour)}, {"old", 1, day0}})
 	defer rec.Release()
 	if err := s.Write(ctx, sp0, []int64{0, 1}, rec); err != nil {
@@ -110,7 +111,7 @@ func TestLateRowsDroppedByPolicy(t *testing.T) {
 	if got := ids(t, cat, ident); !slices.Equal(got, []string{"a"}) {
 		t.Errorf("table ids = %v, want [a]", got)
 	}
-	if _, err := cat.LoadTable(ctx, sink.LateTable(ident)); err == nil {
-		t.Error("LateDrop created the side table")
+	if _, err := cat.LoadTable(ctx, table.StreamLateTable(ident)); err == nil {
+		t.Error("DropLate created the side table")
 	}
 }

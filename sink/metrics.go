@@ -18,7 +18,8 @@ import (
 //	icerun.sink.redelivered   Redelivered  rows dropped at or below a held position
 //	icerun.sink.duplicates    Duplicates   rows dropped in keyed mode
 //	icerun.sink.late          Late         late rows
-//	icerun.sink.late_dropped  LateDropped  late rows dropped by LateDrop
+//	icerun.sink.late_dropped  LateDropped  late rows dropped by table.DropLate
+//	icerun.sink.late_rejected LateRejected late rows refused by table.RejectLate
 //	icerun.sink.dead_letters  DeadLetters  messages sent to the dead-letter table
 //	icerun.sink.commits       Commits      snapshots committed
 //	icerun.sink.fenced        Fenced       commits refused (ErrFenced, ErrKeyCommitted)
@@ -36,19 +37,20 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 
 // meters are a sink's counters and the Stats they have been given.
 type meters struct {
-	counters [10]metric.Int64Counter
+	counters [11]metric.Int64Counter
 	attrs    metric.MeasurementOption
 	added    Stats
 }
 
 // meterNames are the counters' names and descriptions, in the order of
 // statsFields.
-var meterNames = [10][2]string{
+var meterNames = [11][2]string{
 	{"icerun.sink.rows", "rows committed by the sink"},
 	{"icerun.sink.redelivered", "rows dropped at or below a position the table holds"},
 	{"icerun.sink.duplicates", "rows dropped in keyed mode: key already held"},
 	{"icerun.sink.late", "late rows (to the side table or dropped)"},
-	{"icerun.sink.late_dropped", "late rows dropped by the LateDrop policy"},
+	{"icerun.sink.late_dropped", "late rows dropped by the drop policy"},
+	{"icerun.sink.late_rejected", "late rows refused by the reject policy"},
 	{"icerun.sink.dead_letters", "messages sent to the dead-letter table"},
 	{"icerun.sink.commits", "snapshots committed by the sink"},
 	{"icerun.sink.fenced", "sink commits refused: fenced or key committed by another sink"},
@@ -57,8 +59,8 @@ var meterNames = [10][2]string{
 }
 
 // statsFields lists st's counts in the order of meterNames.
-func statsFields(st Stats) [10]int64 {
-	return [10]int64{st.Appended, st.Redelivered, st.Duplicates, st.Late, st.LateDropped, st.DeadLetters, st.Commits, st.Fenced, st.Compactions, st.MaintenanceFailures}
+func statsFields(st Stats) [11]int64 {
+	return [11]int64{st.Appended, st.Redelivered, st.Duplicates, st.Late, st.LateDropped, st.LateRejected, st.DeadLetters, st.Commits, st.Fenced, st.Compactions, st.MaintenanceFailures}
 }
 
 func newMeters(mp metric.MeterProvider, table string) (*meters, error) {

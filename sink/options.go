@@ -11,21 +11,26 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/table"
 )
 
 // Option configures a [Sink]; [Open] validates every option and fails with
 // [ErrBadOption] for a bad value.
 type Option func(*config) error
 
-// LatePolicy says what happens to a late row (see [WithEventTime]).
-type LatePolicy int
+// LatePolicy says what happens to a late row (see [WithEventTime]):
+// [table.LatePolicy], the type [table.Writer.ReplaceWindow] takes.
+type LatePolicy = table.LatePolicy
 
 const (
-	// LateToSideTable writes late rows to the side table [LateTable] with
-	// the reason and their source position (the default).
-	LateToSideTable LatePolicy = iota
-	// LateDrop drops late rows; they are still counted in [Stats].
-	LateDrop
+	// LateToSideTable routes late rows to the side table.
+	//
+	// Deprecated: use [table.RouteLate], which this is.
+	LateToSideTable = table.RouteLate
+	// LateDrop drops late rows.
+	//
+	// Deprecated: use [table.DropLate], which this is.
+	LateDrop = table.DropLate
 )
 
 type config struct {
@@ -56,6 +61,7 @@ func defaults() config {
 		commitBytes:    128 << 20,
 		commitInterval: 10 * time.Second,
 		rowGroupRows:   131_072,
+		late:           table.RouteLate,
 		expireRetain:   DefaultKeepSnapshots,
 		expireEvery:    DefaultExpireEvery,
 		runID:          uuid.NewString(),
@@ -126,11 +132,23 @@ func WithEventTime(column string, lateness time.Duration) Option {
 	}
 }
 
-// WithLateRows sets what happens to late rows (default [LateToSideTable]).
+// WithLateRows sets what happens to late rows (default [table.RouteLate]):
+//   - [table.RouteLate] writes them to the side table
+//     [table.StreamLateTable] with the reason and their source position,
+//     in the same commits as the rows of the table;
+//   - [table.DropLate] drops them, counted in [Stats].LateDropped;
+//   - [table.RejectLate] fails the [Sink.Write] of a batch holding one
+//     with a [*RowError] naming the first, wrapping [table.ErrLateRows]
+//     and counted in [Stats].LateRejected; nothing of the batch is kept
+//     (the Kafka adapter then hands the message to [Sink.Reject], as it
+//     does a row the table cannot hold).
+//
+// Every late row is counted in [Stats].Late. The zero LatePolicy, or any
+// other value, fails [Open] with [ErrBadOption].
 func WithLateRows(p LatePolicy) Option {
 	return func(c *config) error {
-		if p != LateToSideTable && p != LateDrop {
-			return fmt.Errorf("%w: late policy %d", ErrBadOption, p)
+		if p != table.RouteLate && p != table.DropLate && p != table.RejectLate {
+			return fmt.Errorf("%w: late policy %s", ErrBadOption, p)
 		}
 		c.late = p
 		return nil

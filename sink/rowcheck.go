@@ -15,13 +15,14 @@ import (
 // cannot hold: a value beyond its column's type (a decimal with more
 // digits than its precision, nanoseconds in a microsecond column), a null
 // in a required field at any depth, or a source value no partition key
-// can hold. Row is the first such row of the batch. Nothing of the batch
+// can hold; under [WithLateRows]([table.RejectLate]), also a late row (Err
+// wraps table.ErrLateRows). Row is the first such row of the batch. Nothing of the batch
 // was kept: write the rows before Row again, hand the message at Row to
 // [Sink.Reject] (the dead-letter table) and go on after it, as the Kafka
 // adapter does. One bad message never stops a stream.
 type RowError struct {
 	Row int   // index in the batch
-	Err error // why; wraps schema.ErrIncompatibleType, schema.ErrMissingRequired or partition.ErrBadValue
+	Err error // why; wraps schema.ErrIncompatibleType, schema.ErrMissingRequired, partition.ErrBadValue or table.ErrLateRows
 }
 
 func (e *RowError) Error() string { return fmt.Sprintf("sink: row %d: %v", e.Row, e.Err) }

@@ -71,15 +71,16 @@ type Sink struct {
 
 // Stats counts what a sink did with the rows it was handed.
 type Stats struct {
-	Appended    int64 // rows committed to the table
-	Redelivered int64 // rows dropped: at or below a position already held
-	Duplicates  int64 // rows dropped in keyed mode: key already held
-	Late        int64 // late rows (written to the side table or dropped)
-	LateDropped int64 // late rows dropped by LateDrop
-	DeadLetters int64 // messages rejected to the dead-letter table
-	Commits     int64 // snapshots committed
-	Fenced      int64 // commits refused with ErrFenced or ErrKeyCommitted
-	Compactions int64 // partitions compacted
+	Appended     int64 // rows committed to the table
+	Redelivered  int64 // rows dropped: at or below a position already held
+	Duplicates   int64 // rows dropped in keyed mode: key already held
+	Late         int64 // late rows (routed, dropped or rejected)
+	LateDropped  int64 // late rows dropped by table.DropLate
+	LateRejected int64 // late rows that failed a Write under table.RejectLate
+	DeadLetters  int64 // messages rejected to the dead-letter table
+	Commits      int64 // snapshots committed
+	Fenced       int64 // commits refused with ErrFenced or ErrKeyCommitted
+	Compactions  int64 // partitions compacted
 	// MaintenanceFailures counts the snapshot expiries and compactions
 	// that failed after a commit: logged, retried later, never the
 	// commit's error (its rows landed).

@@ -24,11 +24,25 @@ const (
 	LateWindow    = "_icerun_window"    // the last key of the window that routed it; the late table's partition
 )
 
-// LateTable is the side table of ident that [RouteLate] writes to:
-// the same namespace, the name with "_late" appended.
-func LateTable(ident icetable.Identifier) icetable.Identifier {
+// LateTable is the side table of ident that [RouteLate] makes
+// [Writer.ReplaceWindow] write to: the same namespace, the name with
+// "_late" appended.
+func LateTable(ident icetable.Identifier) icetable.Identifier { return sideTable(ident, "_late") }
+
+// StreamLateTable is the side table of ident that [RouteLate] makes a sink
+// (package sink) write to: the same namespace, the name with "_sink_late"
+// appended. It is not [LateTable]: the sink's side table records each
+// row's source position, ReplaceWindow's the window that routed it, so
+// the two hold different columns.
+func StreamLateTable(ident icetable.Identifier) icetable.Identifier {
+	return sideTable(ident, "_sink_late")
+}
+
+// sideTable is the side table of ident named with suffix, in the same
+// namespace.
+func sideTable(ident icetable.Identifier, suffix string) icetable.Identifier {
 	out := append(icetable.Identifier(nil), ident...)
-	out[len(out)-1] += "_late"
+	out[len(out)-1] += suffix
 	return out
 }
 

@@ -22,17 +22,27 @@ import (
 	"github.com/icerun/icerun/schema"
 )
 
-// LatePolicy says what [Writer.ReplaceWindow] does with input rows whose
-// partition is outside the window.
+// LatePolicy says what happens to late rows: the input rows of
+// [Writer.ReplaceWindow] whose partition is outside the window, and the
+// rows a sink (package sink, sink.WithLateRows) receives after the
+// watermark closed their partition. The zero value is no policy: both
+// refuse it (ReplaceWindow with [ErrBadWindow], sink.Open with
+// sink.ErrBadOption); a sink given no policy routes late rows
+// ([RouteLate]).
 type LatePolicy int
 
 const (
-	// RejectLate fails the call with [ErrLateRows]; nothing is committed.
+	// RejectLate fails on a late row: ReplaceWindow with [ErrLateRows],
+	// nothing committed; a sink's Write with a *sink.RowError naming the
+	// row and wrapping ErrLateRows, nothing of the batch kept.
 	RejectLate LatePolicy = iota + 1
-	// DropLate drops them; they are counted in [commit.Result].LateRows.
+	// DropLate drops late rows; they are counted (in
+	// [commit.Result].LateRows, in a sink's Stats).
 	DropLate
-	// RouteLate writes them to the side table [LateTable], created on first
-	// use, with the run id and the partition they belong to.
+	// RouteLate writes late rows to a side table, created on first use:
+	// ReplaceWindow's is [LateTable], with the run id and the partition
+	// each row belongs to; a sink's is [StreamLateTable], with the reason
+	// and each row's source position.
 	RouteLate
 )
 

@@ -13,6 +13,7 @@ import (
 	"github.com/icerun/icerun/sink"
 	"github.com/icerun/icerun/sink/decode"
 	"github.com/icerun/icerun/sink/kafka"
+	"github.com/icerun/icerun/table"
 )
 
 // sinkCmd runs the streaming sink: a Kafka topic of JSON or Avro messages
@@ -81,7 +82,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if *eventTime != "" {
 		opts = append(opts, sink.WithEventTime(*eventTime, *lateness))
 		if *dropLate {
-			opts = append(opts, sink.WithLateRows(sink.LateDrop))
+			opts = append(opts, sink.WithLateRows(table.DropLate))
 		}
 	}
 	if *key != "" {
