@@ -18,6 +18,7 @@ import (
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/schema"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/table"
 )
 
 var noteColumn = sink.Column{Name: "note", Type: iceberg.PrimitiveTypes.String}
@@ -235,4 +236,76 @@ func scoredBatch(msgs []msg) arrow.RecordBatch {
 		b.Field(3).(*array.Int64Builder).Append(m.seq)
 	}
 	return b.NewRecordBatch()
+}
+
+// The sink adds columns through the table's AddColumns: for the same
+// column of the table and the same new type, both accept or both refuse,
+// by schema.Fits (the rule of the rows' resolution).
+func TestAddColumnsTypesAgreeWithTable(t *testing.T) {
+	ctx := context.Background()
+	p := iceberg.PrimitiveTypes
+	list := func(e iceberg.Type) iceberg.Type { return &iceberg.ListType{Element: e} }
+	cases := []struct {
+		col, add iceberg.Type
+		fits     bool
+	}{
+		{p.Float64, p.Int64, false}, // long into double: a long above 2^53 does not survive
+		{p.Int64, p.Int32, true},    // int into long
+		{p.Float64, p.Float32, true},
+		{p.Int32, p.Int64, false},
+		{iceberg.DecimalTypeOf(12, 2), iceberg.DecimalTypeOf(10, 2), true},
+		{list(p.Float64), list(p.Int64), false},
+		{list(p.Int64), list(p.Int32), true},
+	}
+	for i, tc := range cases {
+		cat, _ := catalogtest.New(t)
+		ident := eventsTable(t, cat, fmt.Sprintf("agree%d", i))
+		w, err := table.Open(ctx, cat, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.AddColumns(ctx, table.NewColumn{Name: "c", Type: tc.col}); err != nil {
+			t.Fatal(err)
+		}
+		s := mustOpen(t, cat, ident)
+		add := sink.Column{Name: "c", Type: tc.add}
+		_, tableErr := w.AddColumns(ctx, add)
+		sinkErr := s.AddColumns(ctx, add)
+		for who, err := range map[string]error{"table": tableErr, "sink": sinkErr} {
+			if tc.fits && err != nil {
+				t.Errorf("%s: AddColumns(c %s) on a %s column = %v, want nil", who, tc.add, tc.col, err)
+			}
+			if !tc.fits && (!errors.Is(err, table.ErrSchemaChange) || !errors.Is(err, schema.ErrIncompatibleType)) {
+				t.Errorf("%s: AddColumns(c %s) on a %s column = %v, want ErrSchemaChange and schema.ErrIncompatibleType", who, tc.add, tc.col, err)
+			}
+		}
+		if got := schema.Fits(tc.add, tc.col); got != tc.fits {
+			t.Errorf("schema.Fits(%s, %s) = %v, want %v", tc.add, tc.col, got, tc.fits)
+		}
+	}
+}
+
+// A rerun of the sink's AddColumns commits nothing.
+func TestAddColumnsRerunIsNoOp(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := eventsTable(t, cat, "events")
+	s := mustOpen(t, cat, ident)
+	if err := s.AddColumns(ctx, noteColumn); err != nil {
+		t.Fatal(err)
+	}
+	before, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddColumns(ctx, noteColumn, sink.Column{Name: "seq", Type: iceberg.PrimitiveTypes.Int32}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.MetadataLocation() != after.MetadataLocation() {
+		t.Errorf("the rerun committed %s after %s", after.MetadataLocation(), before.MetadataLocation())
+	}
 }

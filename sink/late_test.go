@@ -2,7 +2,9 @@ package sink_test
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +115,80 @@ func TestLateRowsDroppedByPolicy(t *testing.T) {
 	}
 	if _, err := cat.LoadTable(ctx, table.StreamLateTable(ident)); err == nil {
 		t.Error("DropLate created the side table")
+	}
+}
+
+// Under table.RejectLate a batch holding a late row fails its Write with
+// a RowError naming the first one, wrapping table.ErrLateRows, counted,
+// and nothing of the batch is kept: the rows before it written again go
+// on as usual.
+func TestLateRowsRejectedByPolicy(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := eventsTable(t, cat, "events")
+	s := mustOpen(t, cat, ident, sink.WithEventTime("event_time", 0), sink.WithLateRows(table.RejectLate))
+	msgs := []msg{{"a", 0, day0.Add(48 * time.Hour)}, {"b", 1, day0.Add(49 * time.Hour)}, {"old", 2, day0}, {"c", 3, day0.Add(50 * time.Hour)}}
+	rec := batch(msgs)
+	defer rec.Release()
+	err := s.Write(ctx, sp0, []int64{0, 1, 2, 3}, rec)
+	var bad *sink.RowError
+	if !errors.As(err, &bad) || bad.Row != 2 || !errors.Is(err, table.ErrLateRows) || !errors.Is(err, sink.ErrBadRow) {
+		t.Fatalf("Write with a late row at 2 = %v, want a RowError at row 2 matching table.ErrLateRows", err)
+	}
+	if st := s.Stats(); st.Late != 1 || st.LateRejected != 1 || st.LateDropped != 0 {
+		t.Errorf("stats = %+v, want 1 late, 1 rejected", st)
+	}
+	if _, err := s.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(t, cat, ident); len(got) != 0 {
+		t.Errorf("the refused batch left rows %v", got)
+	}
+	head := batch(msgs[:2])
+	defer head.Release()
+	if err := s.Write(ctx, sp0, []int64{0, 1}, head); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, s)
+	if got := ids(t, cat, ident); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("table ids = %v, want [a b]", got)
+	}
+	if _, err := cat.LoadTable(ctx, table.StreamLateTable(ident)); err == nil {
+		t.Error("RejectLate created the side table")
+	}
+}
+
+// The late policy is the table's: every policy is accepted, the zero
+// value (no policy) and unknown values are refused, and a sink given no
+// policy routes late rows to table.StreamLateTable.
+func TestLatePolicyOption(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := catalogtest.New(t)
+	ident := eventsTable(t, cat, "events")
+	for _, p := range []table.LatePolicy{table.RouteLate, table.DropLate, table.RejectLate} {
+		if _, err := sink.Open(ctx, cat, ident, sink.WithLateRows(p)); err != nil {
+			t.Errorf("WithLateRows(%s): %v", p, err)
+		}
+	}
+	for _, p := range []table.LatePolicy{0, 9} {
+		if _, err := sink.Open(ctx, cat, ident, sink.WithLateRows(p)); !errors.Is(err, sink.ErrBadOption) {
+			t.Errorf("WithLateRows(%s) = %v, want ErrBadOption", p, err)
+		}
+	}
+	s := mustOpen(t, cat, ident, sink.WithEventTime("event_time", 0))
+	rec := batch([]msg{{"a", 0, day0.Add(48 * time.Hour)}, {"old", 1, day0}})
+	defer rec.Release()
+	if err := s.Write(ctx, sp0, []int64{0, 1}, rec); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, s)
+	if got := ids(t, cat, table.StreamLateTable(ident)); !slices.Equal(got, []string{"old"}) {
+		t.Errorf("side table ids = %v, want [old]", got)
+	}
+	if got, w := strings.Join(table.StreamLateTable(ident), "."), strings.Join(ident, ".")+"_sink_late"; got != w {
+		t.Errorf("StreamLateTable(%s) = %s, want %s", ident, got, w)
+	}
+	if st := s.Stats(); st.Late != 1 || st.LateDropped != 0 || st.LateRejected != 0 {
+		t.Errorf("stats = %+v, want 1 late, routed", st)
 	}
 }
