@@ -31,6 +31,16 @@
 // converted; columns the input lacks get their write-default, or nulls; a null
 // in a required column fails with [ErrMissingRequired] naming the first row.
 //
+// # Adding columns
+//
+// [Additions] is the diff of a schema change that adds columns: what
+// columns given by name and Iceberg type add to a table schema (whole
+// top-level columns, and the fields its struct columns lack at any
+// depth). [Fits] is its rule for a column the table has: the new type
+// must fit it as [Resolve] would accept the rows ([Promotable] on
+// primitives: never long into double). table.Writer.AddColumns commits
+// what Additions returns; the streaming sink adds columns through it.
+//
 // # Caveats
 //
 // A column the input lacks gets its Iceberg write-default (format version

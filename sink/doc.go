@@ -38,8 +38,8 @@
 // a replay classifies every row as the first delivery did). A row is late
 // when the table partition its event time falls in ended before that
 // maximum minus the allowed lateness. [WithLateRows] takes the table's
-// late-row policy ([table.LatePolicy]): late rows go to a side table
-// ([table.StreamLateTable]) with the reason and their source position (the
+// late-row policy (table.LatePolicy): late rows go to a side table
+// (table.StreamLateTable) with the reason and their source position (the
 // default), are dropped, or fail the write as bad rows, and are counted in
 // [Stats]. When a partition closes,
 // [Sink.Compact] rewrites its small files into target-size ones with the
@@ -69,10 +69,12 @@
 // messages carry and the table lacks, and optional fields to struct
 // columns (at any depth, also in lists and maps of structs) for fields
 // inside them the structs lack: it commits the pending rows, then
-// the schema change in a commit of its own, and writes for the new schema
-// from then on; rows committed before read null. Sinks racing to add the
-// same column or field all succeed (one of a type the new one fits is
-// accepted; another type fails with [ErrColumnConflict]). A sink whose
+// the schema change in a commit of its own (table.Writer.AddColumns, with
+// the diff and fit rules of package schema), and writes for the new
+// schema from then on; rows committed before read null. Sinks racing to
+// add the same column or field all succeed (one of a type the new one
+// fits, by schema.Fits, is accepted; another type fails with
+// table.ErrSchemaChange). A sink whose
 // pending rows were written for the schema another sink just replaced
 // fails its commit with [ErrSchemaChanged] and resumes from [Sink.Start].
 //

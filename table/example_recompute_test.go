@@ -2,6 +2,7 @@ package table_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -77,4 +78,40 @@ func ExampleWriter_AddColumn() {
 	f, ok := w.Table().Schema().FindFieldByName("channel")
 	fmt.Println(ok, f.ID, f.Type, f.Required)
 	// Output: true 7 string false
+}
+
+// Add a column and a field of a struct column; a rerun adds nothing, and
+// a type the table's column does not fit is refused.
+func ExampleWriter_AddColumns() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "icerun-example-")
+	defer os.RemoveAll(dir)
+	cat, ident, err := orderdata.Open(ctx, dir)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w, _ := table.Open(ctx, cat, ident)
+	geo := func(fields ...string) table.NewColumn {
+		st := &iceberg.StructType{}
+		for _, f := range fields {
+			st.FieldList = append(st.FieldList, iceberg.NestedField{Name: f, Type: iceberg.PrimitiveTypes.Float64})
+		}
+		return table.NewColumn{Name: "geo", Type: st}
+	}
+	for _, cols := range [][]table.NewColumn{
+		{{Name: "channel", Type: iceberg.PrimitiveTypes.String}, geo("lat")},
+		{geo("lat", "lon")},
+		{geo("lat", "lon"), {Name: "channel", Type: iceberg.PrimitiveTypes.String}},
+	} {
+		change, err := w.AddColumns(ctx, cols...)
+		fmt.Println(len(change.Added), "added", err)
+	}
+	_, err = w.AddColumns(ctx, table.NewColumn{Name: "geo", Type: iceberg.PrimitiveTypes.Int64})
+	fmt.Println(errors.Is(err, table.ErrSchemaChange))
+	// Output:
+	// 2 added <nil>
+	// 1 added <nil>
+	// 0 added <nil>
+	// true
 }
