@@ -52,7 +52,7 @@ var (
 		partition.ErrMalformedKey, partition.ErrWrongSpec, partition.ErrUnsupportedSpec, partition.ErrInvalidFieldName, table.ErrBadUpsertKey, table.ErrBadWindow, partition.ErrBadRange,
 		table.ErrBadBranch, table.ErrBadOption, table.ErrSchemaChange, commit.ErrPublishConflict,
 		commit.ErrNoSuchBranch, commit.ErrUnsupported, catalog.ErrNoSuchTable, catalog.ErrTableAlreadyExists,
-		catalog.ErrNoSuchNamespace, sink.ErrColumnConflict, sink.ErrBadOption,
+		catalog.ErrNoSuchNamespace, sink.ErrBadOption,
 	}
 	dataErrors = []error{
 		partition.ErrRowOutside, schema.ErrMissingRequired, schema.ErrIncompatibleType, schema.ErrUnknownField,
