@@ -50,6 +50,7 @@ type Sink struct {
 	spec       *partition.Spec
 	committed  marks
 	pending    marks
+	skipped    []skip // of the pending batch, for SummarySkipped
 
 	res      *schema.Resolution // of resIn, the last input schema
 	resIn    *arrow.Schema
@@ -77,6 +78,7 @@ type Stats struct {
 	Late        int64 // late rows (written to the side table or dropped)
 	LateDropped int64 // late rows dropped by LateDrop
 	DeadLetters int64 // messages rejected to the dead-letter table
+	Skipped     int64 // messages passed by [Sink.Skip]
 	Commits     int64 // snapshots committed
 	Fenced      int64 // commits refused with ErrFenced or ErrKeyCommitted
 	Compactions int64 // partitions compacted
@@ -271,7 +273,7 @@ func (s *Sink) sides() []*Sink {
 }
 
 func (s *Sink) reset() {
-	s.files, s.rows, s.bytes, s.pending = nil, 0, 0, marks{}
+	s.files, s.rows, s.bytes, s.pending, s.skipped = nil, 0, 0, marks{}, nil
 	if s.keys != nil {
 		s.keys.resetPending()
 	}
@@ -316,7 +318,7 @@ func (s *Sink) summaryProps(merged marks, files []iceberg.DataFile) (iceberg.Pro
 	// value per partition, so that lineage readers see one record per
 	// partition the append touched.
 	none := strings.Repeat(",", max(n-1, 0))
-	return iceberg.Properties{
+	props := iceberg.Properties{
 		SummaryPositions:                    v,
 		commit.SummaryRunID:                 s.cfg.runID,
 		commit.SummaryCodeVersion:           s.cfg.codeVersion,
@@ -327,7 +329,11 @@ func (s *Sink) summaryProps(merged marks, files []iceberg.DataFile) (iceberg.Pro
 		commit.SummarySchemaID:              strconv.Itoa(s.tbl.Schema().ID),
 		commit.SummaryRows:                  fmt.Sprint(s.rows),
 		"icerun.sink.source-rows":           fmt.Sprint(s.rows),
-	}, nil
+	}
+	if len(s.skipped) > 0 {
+		props[SummarySkipped] = skipsText(s.skipped)
+	}
+	return props, nil
 }
 
 // partitionsOf is the value of [commit.SummaryPartitions] for files, and

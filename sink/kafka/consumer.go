@@ -32,8 +32,8 @@ type Config struct {
 	Topic      string
 	Topics     []string
 	TopicRegex string
-	Group   string         // the consumer group; used by this adapter only
-	Decode  decode.Decoder // of the records' values; or Format
+	Group      string         // the consumer group; used by this adapter only
+	Decode     decode.Decoder // of the records' values; or Format
 	// Format, used when Decode is nil, makes the decoder from the sink's
 	// table schema, and again whenever that schema changes.
 	Format decode.Format
@@ -60,6 +60,11 @@ type Config struct {
 	// Options are more franz-go options (TLS, SASL, client id); the
 	// adapter's own (seed brokers, group, topic, offsets) win.
 	Options []kgo.Opt
+	// Skip names records to pass without decoding them, when the stream
+	// reaches them: [sink.Sink.Skip] moves the position over each (the
+	// commit names it, see sink.SummarySkipped), so that a message the
+	// operator chose to drop no longer stops the stream.
+	Skip []Offset
 	Logger  *slog.Logger // default: nothing is logged
 }
 
@@ -422,7 +427,7 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 		if werr != nil || len(p.Records) == 0 || !c.sel.has(p.Topic) {
 			return
 		}
-		werr = c.write(ctx, p.Topic, p.Partition, p.Records)
+		werr = c.writeSkipping(ctx, p.Topic, p.Partition, p.Records)
 	})
 	if werr == nil {
 		_, werr = c.s.CommitIfDue(ctx)
