@@ -64,8 +64,8 @@ type Config struct {
 	// reaches them: [sink.Sink.Skip] moves the position over each (the
 	// commit names it, see sink.SummarySkipped), so that a message the
 	// operator chose to drop no longer stops the stream.
-	Skip []Offset
-	Logger  *slog.Logger // default: nothing is logged
+	Skip   []Offset
+	Logger *slog.Logger // default: nothing is logged
 }
 
 // Source is the SourcePartition.Source of a partition of topic.
