@@ -68,6 +68,14 @@ func quoteValue(v json.RawMessage) string {
 // column type t: a fraction for an integer, or out of its range; "" when
 // it cannot tell.
 func numberMismatch(t arrow.DataType, v json.RawMessage) string {
+	if d, ok := t.(arrow.DecimalType); ok {
+		r, ok := new(big.Rat).SetString(string(bytes.TrimSpace(v)))
+		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.GetPrecision()-d.GetScale())), nil)
+		if ok && new(big.Rat).Abs(r).Cmp(new(big.Rat).SetInt(limit)) >= 0 {
+			return fmt.Sprintf("out of range for precision %d, scale %d", d.GetPrecision(), d.GetScale())
+		}
+		return ""
+	}
 	var lo, hi int64
 	switch t.ID() {
 	case arrow.INT8:

@@ -19,12 +19,13 @@ func TestJSONReasonsInTableTerms(t *testing.T) {
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil)
 	cases := map[string]string{
-		`{"n": "twelve"}`:    `column "n" (long) cannot hold the JSON string "twelve"`,
-		`{"n": 1.5}`:         `column "n" (long) cannot hold the JSON number 1.5: not an integer`,
-		`{"i": 3000000000}`:  `column "i" (int) cannot hold the JSON number 3000000000: out of range (-2147483648 to 2147483647)`,
-		`{"ok": "yes"}`:      `column "ok" (boolean) cannot hold the JSON string "yes"`,
-		`{"amount": "ten"}`:  `column "amount" (decimal(9, 2)) cannot hold the JSON string "ten"`,
-		`{"s": {"a": true}}`: `column "s" (string) cannot hold the JSON object {"a": true}`,
+		`{"n": "twelve"}`:                           `column "n" (long) cannot hold the JSON string "twelve"`,
+		`{"n": 1.5}`:                                `column "n" (long) cannot hold the JSON number 1.5: not an integer`,
+		`{"i": 3000000000}`:                         `column "i" (int) cannot hold the JSON number 3000000000: out of range (-2147483648 to 2147483647)`,
+		`{"amount": 12345678.5}`:                    `column "amount" (decimal(9, 2)) cannot hold the JSON number 12345678.5: out of range for precision 9, scale 2`,
+		`{"ok": "yes"}`:                             `column "ok" (boolean) cannot hold the JSON string "yes"`,
+		`{"amount": "ten"}`:                         `column "amount" (decimal(9, 2)) cannot hold the JSON string "ten"`,
+		`{"s": {"a": true}}`:                        `column "s" (string) cannot hold the JSON object {"a": true}`,
 		`{"n": "` + strings.Repeat("x", 100) + `"}`: `column "n" (long) cannot hold the JSON string "` + strings.Repeat("x", 63) + `…`,
 	}
 	var values []string

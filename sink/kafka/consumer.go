@@ -96,6 +96,11 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	for _, k := range cfg.Skip {
+		if !sel.has(k.Topic) {
+			return fmt.Errorf("%w: skip %s: topic %q is not consumed (%s)", ErrConfig, k, k.Topic, sel)
+		}
+	}
 	if cfg.Evolve && cfg.Format == nil {
 		return fmt.Errorf("%w: Evolve needs a Format", ErrConfig)
 	}
@@ -107,6 +112,9 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Skip) > 0 {
+		cfg.Logger.Info("kafka sink: records to skip when reached", slog.Any("skip", cfg.Skip))
 	}
 	c := &consumer{s: s, cfg: cfg, sel: sel, log: cfg.Logger, assigned: map[topicPartition]bool{}}
 	// The client's own context: cancelled on the way out, it ends a join

@@ -78,3 +78,14 @@ func message(topic string, r *kgo.Record) sink.Message {
 	}
 	return m
 }
+
+// Selects reports whether the consumer of c reads topic (one of Topic
+// and Topics, or matched by TopicRegex); it fails with [ErrConfig] as
+// [Run] does for a selection that is not valid.
+func (c Config) Selects(topic string) (bool, error) {
+	sel, err := newSelection(c)
+	if err != nil {
+		return false, err
+	}
+	return sel.has(topic), nil
+}
