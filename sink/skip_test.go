@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
 )
@@ -16,7 +19,8 @@ func TestSkipMovesThePosition(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
-	s := mustOpen(t, cat, ident)
+	reader := sdkmetric.NewManualReader()
+	s := mustOpen(t, cat, ident, sink.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	mustWrite(t, s, sp0, 0, 2)
 	if err := s.Skip(ctx, sp0, 2); err != nil {
 		t.Fatal(err)
@@ -24,6 +28,21 @@ func TestSkipMovesThePosition(t *testing.T) {
 	mustCommit(t, s)
 	if st := s.Stats(); st.Skipped != 1 || st.Appended != 2 {
 		t.Errorf("stats = %+v, want 1 skipped, 2 appended", st)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	skipped := int64(-1)
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "icerun.sink.skipped" && len(sum.DataPoints) == 1 {
+				skipped = sum.DataPoints[0].Value
+			}
+		}
+	}
+	if skipped != 1 {
+		t.Errorf("icerun.sink.skipped = %d, want 1", skipped)
 	}
 	if got := s.Table().CurrentSnapshot().Summary.Properties[sink.SummarySkipped]; got != "test:events/0@2" {
 		t.Errorf("summary %s = %q, want test:events/0@2", sink.SummarySkipped, got)

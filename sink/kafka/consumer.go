@@ -78,7 +78,7 @@ var ErrConfig = errors.New("kafka: bad config")
 // or the topic did not exist, within [Config.ConnectTimeout].
 var ErrNotConnected = errors.New("kafka: not connected")
 
-// Run consumes cfg.Topic into s until ctx ends, then commits what is
+// Run consumes the topics of cfg into s until ctx ends, then commits what is
 // pending (a graceful stop: SIGTERM cancels ctx) and leaves the group. It
 // returns nil after a graceful stop, or the first error the sink cannot
 // recover from (a conflict, a fenced commit, a key another sink
