@@ -23,7 +23,8 @@ import (
 // TestKafkaSinkTLSSCRAM: `icerun sink` reads two topics from the broker's
 // SASL_SSL listener (TLS verified against the run's CA, SCRAM-SHA-512 with
 // the password from a file; then SCRAM-SHA-256 with every setting from
-// ICERUN_SINK_ variables and the password from ICERUN_SINK_KAFKA_SASL_PASSWORD),
+// ICERUN_SINK_ variables, the topics by -topic-regex and the password from
+// ICERUN_SINK_KAFKA_SASL_PASSWORD),
 // each topic's partition with its own position in the table; a wrong
 // password fails the connection (exit 75) without showing the password.
 func TestKafkaSinkTLSSCRAM(t *testing.T) {
@@ -123,11 +124,12 @@ func TestKafkaSinkTLSSCRAM(t *testing.T) {
 		t.Errorf("the sink's output shows the password:\n%s", log)
 	}
 
-	// Every setting from the variables, SCRAM-SHA-256; it resumes each topic
-	// from its own position.
+	// Every setting from the variables, SCRAM-SHA-256, the topics by a
+	// regex; it resumes each topic from its own position.
 	produce(topicA, 10, 13)
 	produce(topicB, 5, 6)
-	env := []string{"ICERUN_SINK_BROKERS=" + tlsBrokers, "ICERUN_SINK_TOPIC=" + topicA + "," + topicB, "ICERUN_SINK_GROUP=g-" + topicA,
+	both := strings.Replace(topicA, "tls-a", "tls-[ab]", 1)
+	env := []string{"ICERUN_SINK_BROKERS=" + tlsBrokers, "ICERUN_SINK_TOPIC_REGEX=" + both, "ICERUN_SINK_GROUP=g-" + topicA,
 		"ICERUN_SINK_KAFKA_TLS_CA=" + ca, "ICERUN_SINK_KAFKA_SASL=scram-sha-256", "ICERUN_SINK_KAFKA_SASL_USER=" + user,
 		"ICERUN_SINK_KAFKA_SASL_PASSWORD=" + password}
 	code, log = run(env, 19)

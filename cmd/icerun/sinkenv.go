@@ -164,20 +164,20 @@ func sinkDefaults(fs *flag.FlagSet) error {
 	return s.apply(fs)
 }
 
-// sinkSkips parses the -skip values; each must name a topic cfg
+// sinkSkips checks the topics of cfg (a bad -topic-regex is a usage
+// error) and parses the -skip values; each must name a topic cfg
 // consumes.
 func sinkSkips(values []string, cfg kafka.Config) ([]kafka.Offset, error) {
+	if _, err := cfg.Selects(""); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
 	var out []kafka.Offset
 	for _, v := range values {
 		o, err := kafka.ParseOffset(strings.TrimSpace(v))
 		if err != nil {
 			return nil, fmt.Errorf("%w: -skip: %w", errUsage, err)
 		}
-		ok, err := cfg.Selects(o.Topic)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errUsage, err)
-		}
-		if !ok {
+		if ok, _ := cfg.Selects(o.Topic); !ok {
 			return nil, fmt.Errorf("%w: -skip %s: the sink does not consume topic %q", errUsage, o, o.Topic)
 		}
 		out = append(out, o)

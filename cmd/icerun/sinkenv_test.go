@@ -150,3 +150,24 @@ func TestSinkFlagsFromEnvironmentAndFile(t *testing.T) {
 		}
 	}
 }
+
+// The topic and -skip flags are checked before the brokers are tried.
+func TestSinkTopicAndSkipUsage(t *testing.T) {
+	wh := warehouse(t)
+	base := []string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-group", "g"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-topic", "a", "-topic-regex", "a.*"}, "one of -topic and -topic-regex"},
+		{[]string{"-topic-regex", "("}, `topic regex "("`},
+		{[]string{"-topic", "a,b", "-skip", "a/0"}, "want TOPIC/PARTITION@OFFSET"},
+		{[]string{"-topic", "a,b", "-skip", "a/0@1", "-skip", "c/0@1"}, `-skip c/0@1: the sink does not consume topic "c"`},
+		{[]string{"-topic-regex", "orders\\..*", "-skip", "orders/0@1"}, `does not consume topic "orders"`},
+	} {
+		code, _, errs := icerun(append(base, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("icerun sink %s = %d, %s; want %d with %q", strings.Join(tc.args, " "), code, errs, exitUsage, tc.want)
+		}
+	}
+}
