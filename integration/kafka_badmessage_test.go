@@ -75,7 +75,7 @@ func TestKafkaSinkBadMessage(t *testing.T) {
 	}
 	for attempt := range 2 {
 		code, log := run()
-		if code != 65 || !strings.Contains(log, "offset 10") || !strings.Contains(log, `field \"event_time\"`) {
+		if code != 65 || !strings.Contains(log, "offset 10") || !strings.Contains(log, `column \"event_time\"`) {
 			t.Fatalf("run %d without -dead-letter: exit %d, want 65 naming offset 10 and the field\n%s", attempt, code, tail(log, 3000))
 		}
 		t.Logf("run %d: exit %d: %s", attempt, code, tail(strings.TrimSpace(log), 400))

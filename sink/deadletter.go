@@ -21,7 +21,33 @@ const (
 	DeadLetterTarget = "_icerun_table"  // the table the message was for
 	DeadLetterReason = "_icerun_reason" // why it is not a row
 	DeadLetterRaw    = "_icerun_raw"    // the message as received (null for none)
+	// The message's envelope, null when the source has none (see
+	// [Message]): its topic, key, headers (a list of key and value
+	// structs, in order) and timestamp. A dead-letter table created
+	// without them gets them added (optional columns) by the first sink
+	// that writes to it.
+	DeadLetterTopic     = "_icerun_topic"
+	DeadLetterKey       = "_icerun_key"
+	DeadLetterHeaders   = "_icerun_headers"
+	DeadLetterTimestamp = "_icerun_timestamp"
 )
+
+// Message is a message as the source delivered it, for
+// [Sink.RejectMessage]: the dead-letter table keeps all of it, so that a
+// replay can produce it again as it was (re-keyed, with its headers).
+type Message struct {
+	Topic   string // "" for none
+	Key     []byte // nil for none
+	Value   []byte // nil for none (a Kafka tombstone)
+	Headers []Header
+	Time    time.Time // the message's timestamp; zero for none
+}
+
+// Header is one header of a [Message].
+type Header struct {
+	Key   string
+	Value []byte
+}
 
 // BadMessageError is returned by [Sink.Reject] without a dead-letter
 // table: the message at Offset of Source cannot be a row of the table.
@@ -54,6 +80,14 @@ func (e *BadMessageError) Is(target error) bool { return target == ErrBadMessage
 // nothing: the rows before it can still be committed, and the stream
 // stops there until the message is dealt with.
 func (s *Sink) Reject(ctx context.Context, from SourcePartition, offset int64, raw []byte, reason string) error {
+	return s.RejectMessage(ctx, from, offset, Message{Value: raw}, reason)
+}
+
+// RejectMessage is [Sink.Reject] of a message with its envelope (topic,
+// key, headers, timestamp), which the dead-letter table keeps beside its
+// value in [DeadLetterTopic], [DeadLetterKey], [DeadLetterHeaders] and
+// [DeadLetterTimestamp].
+func (s *Sink) RejectMessage(ctx context.Context, from SourcePartition, offset int64, m Message, reason string) error {
 	if s.closed {
 		return ErrClosed
 	}
@@ -75,7 +109,7 @@ func (s *Sink) Reject(ctx context.Context, from SourcePartition, offset int64, r
 		}
 		s.dead = side
 	}
-	rec := s.deadLetterBatch(from, offset, raw, reason)
+	rec := s.deadLetterBatch(from, offset, m, reason)
 	defer rec.Release()
 	if err := s.dead.Write(ctx, s.deadLetterSource(from), []int64{offset}, rec); err != nil {
 		return errors.Join(fmt.Errorf("sink: %s: dead letter: %w", s.name, err), s.discard(ctx))
@@ -102,29 +136,85 @@ func (s *Sink) deadLetterSource(from SourcePartition) SourcePartition {
 	return SourcePartition{Source: s.name + " " + from.Source, Partition: from.Partition}
 }
 
-func (s *Sink) deadLetterBatch(from SourcePartition, offset int64, raw []byte, reason string) arrow.RecordBatch {
+func (s *Sink) deadLetterBatch(from SourcePartition, offset int64, m Message, reason string) arrow.RecordBatch {
 	mem := memory.DefaultAllocator
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: DeadLetterTarget, Type: arrow.BinaryTypes.String},
-		{Name: LateSource, Type: arrow.BinaryTypes.String},
-		{Name: LateSourcePartition, Type: arrow.PrimitiveTypes.Int32},
-		{Name: LateOffset, Type: arrow.PrimitiveTypes.Int64},
-		{Name: DeadLetterReason, Type: arrow.BinaryTypes.String},
-		{Name: DeadLetterRaw, Type: arrow.BinaryTypes.Binary, Nullable: true},
-	}, nil)
-	b := array.NewRecordBuilder(mem, sc)
+	b := array.NewRecordBuilder(mem, deadLetterArrow)
 	defer b.Release()
 	b.Field(0).(*array.StringBuilder).Append(s.name)
 	b.Field(1).(*array.StringBuilder).Append(from.Source)
 	b.Field(2).(*array.Int32Builder).Append(from.Partition)
 	b.Field(3).(*array.Int64Builder).Append(offset)
 	b.Field(4).(*array.StringBuilder).Append(reason)
-	if raw == nil {
-		b.Field(5).AppendNull()
+	appendBytes(b.Field(5).(*array.BinaryBuilder), m.Value)
+	if m.Topic == "" {
+		b.Field(6).AppendNull()
 	} else {
-		b.Field(5).(*array.BinaryBuilder).Append(raw)
+		b.Field(6).(*array.StringBuilder).Append(m.Topic)
+	}
+	appendBytes(b.Field(7).(*array.BinaryBuilder), m.Key)
+	hb := b.Field(8).(*array.ListBuilder)
+	if m.Headers == nil {
+		hb.AppendNull()
+	} else {
+		hb.Append(true)
+		st := hb.ValueBuilder().(*array.StructBuilder)
+		for _, h := range m.Headers {
+			st.Append(true)
+			st.FieldBuilder(0).(*array.StringBuilder).Append(h.Key)
+			appendBytes(st.FieldBuilder(1).(*array.BinaryBuilder), h.Value)
+		}
+	}
+	if m.Time.IsZero() {
+		b.Field(9).AppendNull()
+	} else {
+		b.Field(9).(*array.TimestampBuilder).Append(arrow.Timestamp(m.Time.UnixMicro()))
 	}
 	return b.NewRecordBatch()
+}
+
+// appendBytes appends v, or a null for nil.
+func appendBytes(b *array.BinaryBuilder, v []byte) {
+	if v == nil {
+		b.AppendNull()
+		return
+	}
+	b.Append(v)
+}
+
+// deadLetterHeader is the struct of one header in [DeadLetterHeaders].
+var deadLetterHeader = arrow.StructOf(
+	arrow.Field{Name: "key", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "value", Type: arrow.BinaryTypes.Binary, Nullable: true},
+)
+
+// deadLetterArrow is the schema of the batches written to a dead-letter
+// table (resolved by name to its columns).
+var deadLetterArrow = arrow.NewSchema([]arrow.Field{
+	{Name: DeadLetterTarget, Type: arrow.BinaryTypes.String},
+	{Name: LateSource, Type: arrow.BinaryTypes.String},
+	{Name: LateSourcePartition, Type: arrow.PrimitiveTypes.Int32},
+	{Name: LateOffset, Type: arrow.PrimitiveTypes.Int64},
+	{Name: DeadLetterReason, Type: arrow.BinaryTypes.String},
+	{Name: DeadLetterRaw, Type: arrow.BinaryTypes.Binary, Nullable: true},
+	{Name: DeadLetterTopic, Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: DeadLetterKey, Type: arrow.BinaryTypes.Binary, Nullable: true},
+	{Name: DeadLetterHeaders, Type: arrow.ListOfField(arrow.Field{Name: "element", Type: deadLetterHeader, Nullable: true}), Nullable: true},
+	{Name: DeadLetterTimestamp, Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+}, nil)
+
+// deadLetterEnvelope are the optional columns of a dead-letter table that
+// hold a message's envelope; a table created without them gets them
+// added. The field ids are the table's to assign.
+func deadLetterEnvelope() []Column {
+	return []Column{
+		{Name: DeadLetterTopic, Type: iceberg.PrimitiveTypes.String},
+		{Name: DeadLetterKey, Type: iceberg.PrimitiveTypes.Binary},
+		{Name: DeadLetterHeaders, Type: &iceberg.ListType{ElementID: 1, Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 2, Name: "key", Type: iceberg.PrimitiveTypes.String},
+			{ID: 3, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
+		}}}},
+		{Name: DeadLetterTimestamp, Type: iceberg.PrimitiveTypes.TimestampTz},
+	}
 }
 
 // openDeadLetter opens (creating it when missing) the dead-letter table's
@@ -143,6 +233,17 @@ func (s *Sink) openDeadLetter(ctx context.Context) (*Sink, error) {
 		return nil, err
 	}
 	side.isSide = true
+	var missing []Column
+	for _, c := range deadLetterEnvelope() {
+		if _, ok := side.tbl.Schema().FindFieldByName(c.Name); !ok {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		if err := side.AddColumns(ctx, missing...); err != nil {
+			return nil, fmt.Errorf("sink: dead-letter table %s: %w", ident, err)
+		}
+	}
 	return side, nil
 }
 
@@ -154,6 +255,13 @@ func createDeadLetter(ctx context.Context, cat catalog.Catalog, ident icetable.I
 		iceberg.NestedField{ID: 4, Name: LateOffset, Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 5, Name: DeadLetterReason, Type: iceberg.PrimitiveTypes.String, Required: true},
 		iceberg.NestedField{ID: 6, Name: DeadLetterRaw, Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: 7, Name: DeadLetterTopic, Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 8, Name: DeadLetterKey, Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: 9, Name: DeadLetterHeaders, Type: &iceberg.ListType{ElementID: 10, Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 11, Name: "key", Type: iceberg.PrimitiveTypes.String},
+			{ID: 12, Name: "value", Type: iceberg.PrimitiveTypes.Binary},
+		}}}},
+		iceberg.NestedField{ID: 13, Name: DeadLetterTimestamp, Type: iceberg.PrimitiveTypes.TimestampTz},
 	)
 	_, err := cat.CreateTable(ctx, ident, sch)
 	if errors.Is(err, catalog.ErrTableAlreadyExists) { // created concurrently

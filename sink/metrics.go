@@ -25,6 +25,7 @@ import (
 //	icerun.sink.fenced        Fenced       commits refused (ErrFenced, ErrKeyCommitted)
 //	icerun.sink.compactions   Compactions  closed partitions compacted
 //	icerun.sink.maintenance_failures  MaintenanceFailures  expiries and compactions failed after a commit
+//	icerun.sink.skipped       Skipped      messages passed by Sink.Skip
 //
 // They are added after every commit attempt, so a scrape between commits
 // sees the counts of the last one.
@@ -37,14 +38,14 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 
 // meters are a sink's counters and the Stats they have been given.
 type meters struct {
-	counters [11]metric.Int64Counter
+	counters [12]metric.Int64Counter
 	attrs    metric.MeasurementOption
 	added    Stats
 }
 
 // meterNames are the counters' names and descriptions, in the order of
 // statsFields.
-var meterNames = [11][2]string{
+var meterNames = [12][2]string{
 	{"icerun.sink.rows", "rows committed by the sink"},
 	{"icerun.sink.redelivered", "rows dropped at or below a position the table holds"},
 	{"icerun.sink.duplicates", "rows dropped in keyed mode: key already held"},
@@ -56,11 +57,12 @@ var meterNames = [11][2]string{
 	{"icerun.sink.fenced", "sink commits refused: fenced or key committed by another sink"},
 	{"icerun.sink.compactions", "closed partitions compacted"},
 	{"icerun.sink.maintenance_failures", "snapshot expiries and compactions that failed after a commit"},
+	{"icerun.sink.skipped", "messages passed without a row or a dead letter (Sink.Skip)"},
 }
 
 // statsFields lists st's counts in the order of meterNames.
-func statsFields(st Stats) [11]int64 {
-	return [11]int64{st.Appended, st.Redelivered, st.Duplicates, st.Late, st.LateDropped, st.LateRejected, st.DeadLetters, st.Commits, st.Fenced, st.Compactions, st.MaintenanceFailures}
+func statsFields(st Stats) [12]int64 {
+	return [12]int64{st.Appended, st.Redelivered, st.Duplicates, st.Late, st.LateDropped, st.LateRejected, st.DeadLetters, st.Commits, st.Fenced, st.Compactions, st.MaintenanceFailures, st.Skipped}
 }
 
 func newMeters(mp metric.MeterProvider, table string) (*meters, error) {

@@ -50,6 +50,7 @@ type Sink struct {
 	spec       *partition.Spec
 	committed  marks
 	pending    marks
+	skipped    []skip // of the pending batch, for SummarySkipped
 
 	res      *schema.Resolution // of resIn, the last input schema
 	resIn    *arrow.Schema
@@ -80,6 +81,7 @@ type Stats struct {
 	DeadLetters  int64 // messages rejected to the dead-letter table
 	Commits      int64 // snapshots committed
 	Fenced       int64 // commits refused with ErrFenced or ErrKeyCommitted
+	Skipped      int64 // messages passed by [Sink.Skip]
 	Compactions  int64 // partitions compacted
 	// MaintenanceFailures counts the snapshot expiries and compactions
 	// that failed after a commit: logged, retried later, never the
@@ -272,7 +274,7 @@ func (s *Sink) sides() []*Sink {
 }
 
 func (s *Sink) reset() {
-	s.files, s.rows, s.bytes, s.pending = nil, 0, 0, marks{}
+	s.files, s.rows, s.bytes, s.pending, s.skipped = nil, 0, 0, marks{}, nil
 	if s.keys != nil {
 		s.keys.resetPending()
 	}
@@ -317,7 +319,7 @@ func (s *Sink) summaryProps(merged marks, files []iceberg.DataFile) (iceberg.Pro
 	// value per partition, so that lineage readers see one record per
 	// partition the append touched.
 	none := strings.Repeat(",", max(n-1, 0))
-	return iceberg.Properties{
+	props := iceberg.Properties{
 		SummaryPositions:                    v,
 		commit.SummaryRunID:                 s.cfg.runID,
 		commit.SummaryCodeVersion:           s.cfg.codeVersion,
@@ -328,7 +330,11 @@ func (s *Sink) summaryProps(merged marks, files []iceberg.DataFile) (iceberg.Pro
 		commit.SummarySchemaID:              strconv.Itoa(s.tbl.Schema().ID),
 		commit.SummaryRows:                  fmt.Sprint(s.rows),
 		"icerun.sink.source-rows":           fmt.Sprint(s.rows),
-	}, nil
+	}
+	if len(s.skipped) > 0 {
+		props[SummarySkipped] = skipsText(s.skipped)
+	}
+	return props, nil
 }
 
 // partitionsOf is the value of [commit.SummaryPartitions] for files, and

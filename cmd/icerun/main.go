@@ -64,7 +64,7 @@ var commands = []command{
 	{"compact", "TABLE (-key K | -all) [-min-delete-ratio R] [-min-small-files N] [flags]", "fold a partition's delete files and small files into target-size files", compactCmd},
 	{"cleanup", "TABLE [-min-age D | -any-age] [-delete] [flags]", "list (or delete) files no snapshot references", cleanupCmd},
 	{"drop", "TABLE [-purge] [flags]", "drop a table from the catalog (and delete its files with -purge)", dropCmd},
-	{"sink", "TABLE -brokers HOSTS -topic T -group G [flags]", "stream a Kafka topic of JSON or Avro messages into the table, each message exactly once", sinkCmd},
+	{"sink", "TABLE -brokers HOSTS -topic T[,T...] | -topic-regex RE -group G [flags]", "stream Kafka topics of JSON or Avro messages into the table, each message exactly once", sinkCmd},
 	{"version", "", "the version of icerun and of the libraries it is built with", versionCmd},
 }
 

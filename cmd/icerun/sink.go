@@ -22,7 +22,12 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	fs := e.tableFlags()
 	e.writeFlags(fs)
 	brokers := fs.String("brokers", envOr("ICERUN_KAFKA_BROKERS", ""), "Kafka bootstrap brokers, comma-separated (ICERUN_KAFKA_BROKERS)")
-	topic := fs.String("topic", "", "topic to consume")
+	topic := fs.String("topic", "", "topics to consume, comma-separated (each partition of each keeps its own position in the table)")
+	topicRegex := fs.String("topic-regex", "", "instead of -topic: consume every topic whose whole name matches this regular expression (Go syntax), those created later too")
+	var skips stringList
+	fs.Var(&skips, "skip", "pass the message at `TOPIC/PARTITION@OFFSET` without a row or a dead letter when the stream reaches it (repeatable): the table's position moves over it, its commit names it (icerun.sink.skipped), it is counted and logged")
+	var sec kafkaSecurity
+	sec.addFlags(fs)
 	group := fs.String("group", "", "consumer group (its own: the sink never commits offsets to the broker; it resumes from the table)")
 	format := fs.String("format", "json", "message format: json (objects, fields mapped to columns by name) or avro (with -avro-schemas or -avro-schema)")
 	avroSchemas := fs.String("avro-schemas", "", "with -format avro: messages in the Confluent wire format (magic byte 0, 4-byte schema id, Avro datum), writer schemas read from DIR/<id>.avsc (no schema registry client)")
@@ -40,6 +45,9 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&e.logFormat, "log-format", envOr("ICERUN_LOG_FORMAT", "text"), "log format on stderr: text, json or none (ICERUN_LOG_FORMAT)")
 	key := fs.String("key", "", "keyed mode: key columns, comma-separated, identifying a message (on a partitioned table they include every partition source column, e.g. id,event_time); a row whose key its partition holds is dropped as a duplicate")
 	connect := fs.Duration("connect-timeout", time.Minute, "give up (exit 75) when the brokers do not answer, or the topic does not exist, this long after the start (a warning says which after a few seconds); 0: wait for ever")
+	if err := sinkDefaults(fs); err != nil {
+		return err
+	}
 	rest, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -47,8 +55,16 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if err := noArgs(rest); err != nil {
 		return err
 	}
-	if *brokers == "" || *topic == "" || *group == "" {
-		return fmt.Errorf("%w: -brokers, -topic and -group are required", errUsage)
+	if *brokers == "" || (*topic == "") == (*topicRegex == "") || *group == "" {
+		return fmt.Errorf("%w: -brokers, -group and one of -topic and -topic-regex are required", errUsage)
+	}
+	skip, err := sinkSkips(skips, kafka.Config{Topics: strings.Split(*topic, ","), TopicRegex: *topicRegex})
+	if err != nil {
+		return err
+	}
+	kopts, err := sec.options()
+	if err != nil {
+		return err
 	}
 	if *connect < 0 {
 		return fmt.Errorf("%w: -connect-timeout %s: must be 0 (wait for ever) or more", errUsage, *connect)
@@ -108,8 +124,9 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	err = kafka.Run(ctx, s, kafka.Config{
-		Brokers: strings.Split(*brokers, ","), Topic: *topic, Group: *group,
+		Brokers: strings.Split(*brokers, ","), Topics: strings.Split(*topic, ","), TopicRegex: *topicRegex, Group: *group,
 		Format: decode, Evolve: *evolve, Logger: log, SessionTimeout: *session, ConnectTimeout: *connect,
+		Options: kopts, Skip: skip,
 	})
 	if errors.Is(err, kafka.ErrNotConnected) {
 		return fmt.Errorf("%w; -connect-timeout sets how long the sink waits", err)

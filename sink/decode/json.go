@@ -234,7 +234,7 @@ func (d *jsonDecoder) reason(value []byte, err error) string {
 		ferr := unmarshal(b, one)
 		b.Release()
 		if ferr != nil {
-			return fmt.Sprintf("field %q: %s", f.Name, errorText(ferr, fmt.Sprintf("a JSON %s does not fit the column type %s", jsonKind(v), f.Type)))
+			return columnReason(f, v)
 		}
 	}
 	return errorText(err, "Arrow's JSON reader refused it")

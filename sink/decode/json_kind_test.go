@@ -18,13 +18,13 @@ func TestJSONRejectsAValueOfTheWrongKindByName(t *testing.T) {
 		{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64), Nullable: true},
 	}, nil)
 	cases := map[string]string{
-		`{"id":"x","dev":"str"}`: `field "dev": a JSON string does not fit the column type struct`,
-		`{"id":"x","dev":5}`:     `field "dev": a JSON number does not fit the column type struct`,
-		`{"id":"x","dev":[1]}`:   `field "dev": a JSON array does not fit the column type struct`,
-		`{"id":"x","l":"s"}`:     `field "l": a JSON string does not fit the column type list`,
-		`{"id":"x","l":{"a":1}}`: `field "l": a JSON object does not fit the column type list`,
-		`{"id":"x","m":"s"}`:     `field "m": a JSON string does not fit the column type map`,
-		`{"id":"x","m":[1]}`:     `field "m": a JSON array does not fit the column type map`,
+		`{"id":"x","dev":"str"}`: `column "dev" (struct) cannot hold the JSON string`,
+		`{"id":"x","dev":5}`:     `column "dev" (struct) cannot hold the JSON number`,
+		`{"id":"x","dev":[1]}`:   `column "dev" (struct) cannot hold the JSON array`,
+		`{"id":"x","l":"s"}`:     `column "l" (list) cannot hold the JSON string`,
+		`{"id":"x","l":{"a":1}}`: `column "l" (list) cannot hold the JSON object`,
+		`{"id":"x","m":"s"}`:     `column "m" (map) cannot hold the JSON string`,
+		`{"id":"x","m":[1]}`:     `column "m" (map) cannot hold the JSON array`,
 	}
 	var values []string
 	for v := range cases {

@@ -111,8 +111,8 @@ func TestJSONRejects(t *testing.T) {
 		`{"id": "ok2", "extra": 1}`,
 	}
 	wantBad := map[int]string{1: "not a JSON object", 2: `required field "id" is missing or null`, 3: `required field "id" is missing or null`,
-		4: `field "ts": json: cannot unmarshal yesterday`, 5: `field "tstz": json: cannot unmarshal 2026-07-14T12:00:00`,
-		6: `field "day": json: cannot unmarshal 14/07/2026`, 7: `field "id"`, 8: "not a JSON object", 9: "not a JSON object", 10: "not a JSON object"}
+		4: `column "ts" (timestamp) cannot hold the JSON string "yesterday"`, 5: `column "tstz" (timestamptz) cannot hold the JSON string "2026-07-14T12:00:00"`,
+		6: `column "day" (date) cannot hold the JSON string "14/07/2026"`, 7: `column "id" (string) cannot hold the JSON number 7`, 8: "not a JSON object", 9: "not a JSON object", 10: "not a JSON object"}
 	d, err := dec(messages(values...))
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func TestAnyMessageIsARowOrADeadLetter(t *testing.T) {
 		for i := range recs {
 			recs[i] = &kgo.Record{Offset: int64(off + i), Value: randomMessage(rng, off+i)}
 		}
-		if err := c.write(ctx, 0, recs); err != nil {
+		if err := c.write(ctx, c.cfg.Topic, 0, recs); err != nil {
 			t.Fatalf("poll at %d: %v", off, err)
 		}
 		if _, err := s.Commit(ctx); err != nil {

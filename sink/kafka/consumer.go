@@ -23,9 +23,17 @@ import (
 // Config says what to consume.
 type Config struct {
 	Brokers []string
-	Topic   string
-	Group   string         // the consumer group; used by this adapter only
-	Decode  decode.Decoder // of the records' values; or Format
+	// Topic, Topics and TopicRegex name what to consume: the topics
+	// named (Topic and those of Topics), or, instead, every topic whose
+	// whole name matches the regular expression TopicRegex (Go syntax;
+	// topics created later are picked up at the client's metadata
+	// refresh). Every partition of every topic keeps its own position in
+	// the table (source kafka:<topic>, see [Source]).
+	Topic      string
+	Topics     []string
+	TopicRegex string
+	Group      string         // the consumer group; used by this adapter only
+	Decode     decode.Decoder // of the records' values; or Format
 	// Format, used when Decode is nil, makes the decoder from the sink's
 	// table schema, and again whenever that schema changes.
 	Format decode.Format
@@ -52,7 +60,12 @@ type Config struct {
 	// Options are more franz-go options (TLS, SASL, client id); the
 	// adapter's own (seed brokers, group, topic, offsets) win.
 	Options []kgo.Opt
-	Logger  *slog.Logger // default: nothing is logged
+	// Skip names records to pass without decoding them, when the stream
+	// reaches them: [sink.Sink.Skip] moves the position over each (the
+	// commit names it, see sink.SummarySkipped), so that a message the
+	// operator chose to drop no longer stops the stream.
+	Skip   []Offset
+	Logger *slog.Logger // default: nothing is logged
 }
 
 // Source is the SourcePartition.Source of a partition of topic.
@@ -65,7 +78,7 @@ var ErrConfig = errors.New("kafka: bad config")
 // or the topic did not exist, within [Config.ConnectTimeout].
 var ErrNotConnected = errors.New("kafka: not connected")
 
-// Run consumes cfg.Topic into s until ctx ends, then commits what is
+// Run consumes the topics of cfg into s until ctx ends, then commits what is
 // pending (a graceful stop: SIGTERM cancels ctx) and leaves the group. It
 // returns nil after a graceful stop, or the first error the sink cannot
 // recover from (a conflict, a fenced commit, a key another sink
@@ -76,8 +89,17 @@ var ErrNotConnected = errors.New("kafka: not connected")
 // one, it stops Run with a *sink.BadMessageError after committing the
 // rows before it.
 func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
-	if len(cfg.Brokers) == 0 || cfg.Topic == "" || cfg.Group == "" || (cfg.Decode == nil && cfg.Format == nil) || s == nil {
+	if len(cfg.Brokers) == 0 || cfg.Group == "" || (cfg.Decode == nil && cfg.Format == nil) || s == nil {
 		return fmt.Errorf("%w: brokers, topic, group, decoder and sink are required", ErrConfig)
+	}
+	sel, err := newSelection(cfg)
+	if err != nil {
+		return err
+	}
+	for _, k := range cfg.Skip {
+		if !sel.has(k.Topic) {
+			return fmt.Errorf("%w: skip %s: topic %q is not consumed (%s)", ErrConfig, k, k.Topic, sel)
+		}
 	}
 	if cfg.Evolve && cfg.Format == nil {
 		return fmt.Errorf("%w: Evolve needs a Format", ErrConfig)
@@ -91,7 +113,10 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &consumer{s: s, cfg: cfg, log: cfg.Logger, assigned: map[int32]bool{}}
+	if len(cfg.Skip) > 0 {
+		cfg.Logger.Info("kafka sink: records to skip when reached", slog.Any("skip", cfg.Skip))
+	}
+	c := &consumer{s: s, cfg: cfg, sel: sel, log: cfg.Logger, assigned: map[topicPartition]bool{}}
 	// The client's own context: cancelled on the way out, it ends a join
 	// or sync the broker holds (up to the group's rebalance timeout),
 	// which leaving the group does not interrupt.
@@ -101,7 +126,7 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 		kgo.WithContext(cctx),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
-		kgo.ConsumeTopics(cfg.Topic),
+		kgo.ConsumeTopics(sel.consume()...),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -111,6 +136,9 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 		kgo.OnPartitionsRevoked(c.revoke),
 		kgo.OnPartitionsLost(c.revoke),
 	)
+	if sel.re != nil {
+		opts = append(opts, kgo.ConsumeRegex())
+	}
 	if cfg.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
 	}
@@ -125,7 +153,7 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if err == nil && cerr != nil {
 		err = fmt.Errorf("kafka: final commit: %w", cerr)
 	}
-	c.log.Info("kafka sink stopped", slog.String("topic", cfg.Topic), slog.Any("stats", s.Stats()), slog.Any("error", err))
+	c.log.Info("kafka sink stopped", slog.String("topics", sel.String()), slog.Any("stats", s.Stats()), slog.Any("error", err))
 	return err
 }
 
@@ -134,10 +162,11 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 type consumer struct {
 	s        *sink.Sink
 	cfg      Config
+	sel      selection
 	cl       *kgo.Client
 	log      *slog.Logger
 	mu       sync.Mutex
-	assigned map[int32]bool
+	assigned map[topicPartition]bool
 	// stale is set when a revoke's commit failed: the sink dropped the
 	// pending rows of the partitions it keeps too (the cooperative
 	// balancer revokes some partitions only), so the records fetched for
@@ -196,35 +225,49 @@ func (c *consumer) leave(ctx context.Context, cancelClient context.CancelFunc) {
 	c.cl.Close()
 }
 
-func (c *consumer) sp(p int32) sink.SourcePartition {
-	return sink.SourcePartition{Source: Source(c.cfg.Topic), Partition: p}
+// topicPartition is one partition of one topic.
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+func (tp topicPartition) sp() sink.SourcePartition {
+	return sink.SourcePartition{Source: Source(tp.topic), Partition: tp.partition}
 }
 
 func (c *consumer) assign(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.connected = true
-	for _, p := range parts[c.cfg.Topic] {
-		c.assigned[p] = true
+	for topic, ps := range parts {
+		if !c.sel.has(topic) {
+			continue
+		}
+		for _, p := range ps {
+			c.assigned[topicPartition{topic, p}] = true
+		}
 	}
-	c.log.Info("kafka partitions assigned", slog.Any("partitions", parts[c.cfg.Topic]))
+	c.log.Info("kafka partitions assigned", slog.Any("partitions", parts))
 }
 
 // startOffsets replaces the broker's offsets with the table's.
 func (c *consumer) startOffsets(ctx context.Context, offs map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	parts := offs[c.cfg.Topic]
-	sps := make([]sink.SourcePartition, 0, len(parts))
-	for p := range parts {
-		sps = append(sps, c.sp(p))
+	var sps []sink.SourcePartition
+	for topic, parts := range offs {
+		for p := range parts {
+			sps = append(sps, topicPartition{topic, p}.sp())
+		}
 	}
 	start, err := c.s.Start(ctx, sps...)
 	if err != nil {
 		return nil, err // franz-go retries the assignment
 	}
-	for p := range parts {
-		parts[p] = kgo.NewOffset().At(start[c.sp(p)] + 1).WithEpoch(-1)
+	for topic, parts := range offs {
+		for p := range parts {
+			parts[p] = kgo.NewOffset().At(start[topicPartition{topic, p}.sp()] + 1).WithEpoch(-1)
+		}
 	}
 	c.log.Info("kafka start offsets from the table", slog.Any("positions", start))
 	return offs, nil
@@ -241,8 +284,10 @@ func (c *consumer) revoke(ctx context.Context, _ *kgo.Client, parts map[string][
 			c.stale = true
 		}
 	}
-	for _, p := range parts[c.cfg.Topic] {
-		delete(c.assigned, p)
+	for topic, ps := range parts {
+		for _, p := range ps {
+			delete(c.assigned, topicPartition{topic, p})
+		}
 	}
 }
 
@@ -320,7 +365,7 @@ func (c *consumer) checkConnected(ctx context.Context, w *connectWatch) error {
 			limit = fmt.Sprintf("giving up after %s", w.timeout)
 		}
 		c.log.Warn("kafka sink: not connected: "+missing+"; retrying ("+limit+")",
-			slog.String("topic", c.cfg.Topic), slog.Duration("waited", waited.Round(time.Second)))
+			slog.String("topics", c.sel.String()), slog.Duration("waited", waited.Round(time.Second)))
 		w.nextWarn = waited + time.Minute
 	}
 	return nil
@@ -329,34 +374,47 @@ func (c *consumer) checkConnected(ctx context.Context, w *connectWatch) error {
 // probeWait bounds one metadata request of probe.
 const probeWait = time.Second
 
-// probe asks the brokers for the topic's metadata. It returns what is
-// missing (the brokers, the topic), or "" when nothing is.
+// probe asks the brokers for the metadata of the topics (of every topic
+// with a regex). It returns what is missing (the brokers, a topic, a
+// topic the regex matches), or "" when nothing is.
 func (c *consumer) probe(ctx context.Context) string {
 	pctx, cancel := context.WithTimeout(ctx, probeWait)
 	defer cancel()
 	req := kmsg.NewPtrMetadataRequest()
-	t := kmsg.NewMetadataRequestTopic()
-	t.Topic = kmsg.StringPtr(c.cfg.Topic)
-	req.Topics = append(req.Topics, t)
+	for _, name := range c.sel.names {
+		t := kmsg.NewMetadataRequestTopic()
+		t.Topic = kmsg.StringPtr(name)
+		req.Topics = append(req.Topics, t)
+	}
 	req.AllowAutoTopicCreation = false
 	resp, err := req.RequestWith(pctx, c.cl)
 	if err != nil {
 		return fmt.Sprintf("brokers %s unreachable: %v", strings.Join(c.cfg.Brokers, ","), err)
 	}
+	found := map[string]error{}
 	for _, t := range resp.Topics {
-		if t.Topic == nil || *t.Topic != c.cfg.Topic {
-			continue
+		if t.Topic != nil && c.sel.has(*t.Topic) {
+			found[*t.Topic] = kerr.ErrorForCode(t.ErrorCode)
 		}
-		err := kerr.ErrorForCode(t.ErrorCode)
-		switch {
-		case errors.Is(err, kerr.UnknownTopicOrPartition):
-			return fmt.Sprintf("topic %q does not exist", c.cfg.Topic)
-		case err != nil:
-			return fmt.Sprintf("topic %q: %v", c.cfg.Topic, err)
-		}
-		return ""
 	}
-	return fmt.Sprintf("topic %q does not exist", c.cfg.Topic)
+	if c.sel.re != nil {
+		for _, err := range found {
+			if err == nil {
+				return ""
+			}
+		}
+		return fmt.Sprintf("no topic matches %q", c.sel.re.String())
+	}
+	for _, name := range c.sel.names {
+		err, ok := found[name]
+		switch {
+		case !ok || errors.Is(err, kerr.UnknownTopicOrPartition):
+			return fmt.Sprintf("topic %q does not exist", name)
+		case err != nil:
+			return fmt.Sprintf("topic %q: %v", name, err)
+		}
+	}
+	return ""
 }
 
 func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
@@ -374,10 +432,10 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 	}
 	var werr error
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if werr != nil || len(p.Records) == 0 || p.Topic != c.cfg.Topic {
+		if werr != nil || len(p.Records) == 0 || !c.sel.has(p.Topic) {
 			return
 		}
-		werr = c.write(ctx, p.Partition, p.Records)
+		werr = c.writeSkipping(ctx, p.Topic, p.Partition, p.Records)
 	})
 	if werr == nil {
 		_, werr = c.s.CommitIfDue(ctx)
@@ -400,7 +458,7 @@ const evolveRounds = 3
 // decoded rows to Write, each record the decoder rejected to Reject, and so
 // is a record whose row the table cannot hold (a *sink.RowError of Write):
 // one bad message never stops the stream.
-func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) error {
+func (c *consumer) write(ctx context.Context, topic string, part int32, recs []*kgo.Record) error {
 	values := recordValues(recs)
 	d, err := c.decode(values)
 	// A change can make more new fields visible (a struct column added
@@ -415,10 +473,10 @@ func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) er
 		d, err = c.decode(values) // for the new schema
 	}
 	if err != nil {
-		return fmt.Errorf("kafka: decode %s/%d offsets %d..%d: %w", c.cfg.Topic, part, recs[0].Offset, recs[len(recs)-1].Offset, err)
+		return fmt.Errorf("kafka: decode %s/%d offsets %d..%d: %w", topic, part, recs[0].Offset, recs[len(recs)-1].Offset, err)
 	}
 	defer d.Rows.Release()
-	sp := c.sp(part)
+	sp := topicPartition{topic, part}.sp()
 	var row int64         // next row of d.Rows
 	var run []*kgo.Record // the records of the rows not yet written
 	flush := func() error {
@@ -435,7 +493,7 @@ func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) er
 				}
 			}
 			r := run[bad.Row]
-			if err := c.s.Reject(ctx, sp, r.Offset, r.Value, bad.Err.Error()); err != nil {
+			if err := c.s.RejectMessage(ctx, sp, r.Offset, message(topic, r), bad.Err.Error()); err != nil {
 				return err
 			}
 			row, run = row+int64(bad.Row)+1, run[bad.Row+1:]
@@ -448,7 +506,7 @@ func (c *consumer) write(ctx context.Context, part int32, recs []*kgo.Record) er
 			if err := flush(); err != nil {
 				return err
 			}
-			if err := c.s.Reject(ctx, sp, r.Offset, r.Value, d.Bad[next].Reason); err != nil {
+			if err := c.s.RejectMessage(ctx, sp, r.Offset, message(topic, r), d.Bad[next].Reason); err != nil {
 				return err
 			}
 			next++
@@ -474,18 +532,21 @@ func (c *consumer) writeRows(ctx context.Context, sp sink.SourcePartition, rows 
 // reseek moves every assigned partition to the table's positions.
 func (c *consumer) reseek(ctx context.Context) error {
 	sps := make([]sink.SourcePartition, 0, len(c.assigned))
-	for p := range c.assigned {
-		sps = append(sps, c.sp(p))
+	for tp := range c.assigned {
+		sps = append(sps, tp.sp())
 	}
 	start, err := c.s.Start(ctx, sps...)
 	if err != nil {
 		return err
 	}
-	set := map[int32]kgo.EpochOffset{}
-	for p := range c.assigned {
-		set[p] = kgo.EpochOffset{Epoch: -1, Offset: start[c.sp(p)] + 1}
+	set := map[string]map[int32]kgo.EpochOffset{}
+	for tp := range c.assigned {
+		if set[tp.topic] == nil {
+			set[tp.topic] = map[int32]kgo.EpochOffset{}
+		}
+		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: start[tp.sp()] + 1}
 	}
-	c.cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{c.cfg.Topic: set})
+	c.cl.SetOffsets(set)
 	return nil
 }
 

@@ -76,7 +76,7 @@ func checkRouting(t *testing.T, cat catalog.Catalog, ident, dead icetable.Identi
 	t.Helper()
 	ctx := context.Background()
 	c := openConsumer(t, cat, ident, "orders")
-	err := c.write(ctx, 0, recs)
+	err := c.write(ctx, c.cfg.Topic, 0, recs)
 	var bad *sink.BadMessageError
 	if !errors.As(err, &bad) || bad.Offset != firstBad || bad.Source != (sink.SourcePartition{Source: "kafka:orders", Partition: 0}) {
 		t.Fatalf("write without dead letter = %v, want a BadMessageError at kafka:orders/0 offset %d", err, firstBad)
@@ -92,7 +92,7 @@ func checkRouting(t *testing.T, cat catalog.Catalog, ident, dead icetable.Identi
 		if _, err := c.s.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.write(ctx, 0, recs); err != nil {
+		if err := c.write(ctx, c.cfg.Topic, 0, recs); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.s.Close(ctx); err != nil {

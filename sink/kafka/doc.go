@@ -1,7 +1,9 @@
 // Package kafka feeds a [sink.Sink] from Apache Kafka topics with franz-go,
-// in a consumer group: the broker's group protocol spreads the topic's
+// in a consumer group: the broker's group protocol spreads the topics'
 // partitions over the sink processes, and the table decides where each one
-// resumes.
+// resumes. One consumer reads one or more topics ([Config.Topics], or
+// [Config.TopicRegex]); each partition of each topic is a source partition
+// of its own ([Source]: kafka:<topic>).
 //
 // On assignment, the start offsets come from the table ([sink.Sink.Start]:
 // one past the highest offset it holds of the partition), never from the
@@ -15,7 +17,10 @@
 // bare Avro datums with one writer schema, [decode.AvroConfluent] for the
 // Confluent wire format) or a [decode.Decoder] ([Config.Decode]); the
 // decoders read only the value (nil for a tombstone: the formats reject
-// it), never the key, headers or timestamp. This package has no decoder of its own, nor
+// it), never the key, headers or timestamp; a rejected record goes to
+// [sink.Sink.RejectMessage] with its topic, key, headers and timestamp,
+// which the dead-letter table keeps. [Config.Skip] names records to pass
+// without decoding them ([sink.Sink.Skip]). This package has no decoder of its own, nor
 // aliases of that package's names: callers import sink/decode. With
 // [Config.Evolve] a field the table lacks becomes an optional column, and
 // a field inside a struct column the struct lacks an optional field of it

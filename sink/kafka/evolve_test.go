@@ -41,7 +41,7 @@ func TestConsumerEvolvesUntilThePollFits(t *testing.T) {
 		{Offset: 1, Value: confluent(2, mustAvro(t, w2, map[string]any{"id": "b", "geo": map[string]any{"lat": 2.5, "alt": 300.0}}))},
 	}
 	c := &consumer{s: s, log: slog.New(slog.DiscardHandler), cfg: Config{Topic: "events", Format: decode.AvroConfluent(map[int32]avro.Schema{1: w1, 2: w2}), Evolve: true}}
-	if err := c.write(ctx, 0, recs); err != nil {
+	if err := c.write(ctx, c.cfg.Topic, 0, recs); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(ctx); err != nil {

@@ -37,7 +37,7 @@ func FuzzJSONIntoTable(f *testing.F) {
 	offset := int64(0)
 	f.Fuzz(func(t *testing.T, value []byte) {
 		offset++
-		if err := c.write(ctx, 0, []*kgo.Record{{Offset: offset, Value: value}}); err != nil {
+		if err := c.write(ctx, c.cfg.Topic, 0, []*kgo.Record{{Offset: offset, Value: value}}); err != nil {
 			t.Fatalf("write %q: %v", value, err)
 		}
 		if _, err := s.Commit(ctx); err != nil && !errors.Is(err, context.Canceled) {

@@ -37,11 +37,11 @@ func TestStopCommitsBeforeTheRevoke(t *testing.T) {
 	c := openConsumer(t, cat, ident, "orders")
 	var logs bytes.Buffer
 	c.log = slog.New(slog.NewTextHandler(&logs, nil))
-	c.assigned = map[int32]bool{0: true}
+	c.assigned = map[topicPartition]bool{{"orders", 0}: true}
 	if _, err := c.s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.write(ctx, 0, records(`{"id": "a"}`, `{"id": "b"}`)); err != nil {
+	if err := c.write(ctx, c.cfg.Topic, 0, records(`{"id": "a"}`, `{"id": "b"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.finish(ctx); err != nil {

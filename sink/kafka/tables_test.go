@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -51,5 +52,5 @@ func openConsumer(t testing.TB, cat catalog.Catalog, ident icetable.Identifier, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &consumer{s: s, cfg: Config{Topic: topic, Decode: decode.JSON(sc)}}
+	return &consumer{s: s, cfg: Config{Topic: topic, Decode: decode.JSON(sc)}, sel: selection{names: []string{topic}}, log: slog.New(slog.DiscardHandler)}
 }
