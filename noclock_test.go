@@ -23,7 +23,7 @@ var clockReads = map[string][]string{
 }
 
 // clockAllowed are the exceptions, stated here on purpose:
-//   - the commit retry loop in internal/snapshotcommit/replace.go waits between attempts
+//   - the commit loop in internal/snapshotcommit/loop.go waits between attempts
 //     (time.NewTimer for the backoff) and bounds the loop and the
 //     unknown-outcome lookup (context.WithTimeout). Those decide how long
 //     to keep trying, never which rows go to which partition or file;
@@ -41,11 +41,11 @@ var clockReads = map[string][]string{
 //
 // Anything else is a failure.
 var clockAllowed = map[string]bool{
-	"internal/snapshotcommit/replace.go: time.NewTimer":       true,
-	"internal/snapshotcommit/replace.go: context.WithTimeout": true,
-	"backfill/hygiene.go: time.NewTimer":                      true,
-	"table/quarantine.go: time.Now":                           true,
-	"internal/snapshotcommit/snapshot.go: time.Now":           true,
+	"internal/snapshotcommit/loop.go: time.NewTimer":       true,
+	"internal/snapshotcommit/loop.go: context.WithTimeout": true,
+	"backfill/hygiene.go: time.NewTimer":                   true,
+	"table/quarantine.go: time.Now":                        true,
+	"internal/snapshotcommit/snapshot.go: time.Now":        true,
 	// Durations in logs, spans and metrics only; never where data goes.
 	"table/observe.go: time.Now":   true,
 	"table/observe.go: time.Since": true,

@@ -72,16 +72,19 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 	lastSnap := snapshotID(s.tbl)
 	token := uuid.NewString()
 	res, err := snapshotcommit.Append(ctx, s.cat, snapshotcommit.AppendRequest{
-		Op:        "sink: append " + s.name,
-		Ident:     s.ident,
-		TableUUID: s.tbl.Metadata().TableUUID().String(),
-		Spec:      s.spec,
-		SchemaID:  s.tbl.Schema().ID,
-		Files:     files,
-		Token:     token,
-		Policy:    s.cfg.policy,
-		Lock:      s.cfg.lock,
-		Base:      base,
+		Target: snapshotcommit.Target{
+			Op:        "sink: append " + s.name,
+			Ident:     s.ident,
+			TableUUID: s.tbl.Metadata().TableUUID().String(),
+			Spec:      s.spec,
+			SchemaID:  s.tbl.Schema().ID,
+			Token:     token,
+			Policy:    s.cfg.policy,
+			Lock:      s.cfg.lock,
+			Base:      base,
+			Committed: func(tbl *icetable.Table) { s.tbl = tbl },
+		},
+		Files: files,
 		Summary: func(tbl *icetable.Table) (iceberg.Properties, error) {
 			planned = tbl
 			m, err := s.positions(tbl)
@@ -102,7 +105,6 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 			s.metadataPruning(tbl.Metadata(), props)
 			return props, err
 		},
-		Committed: func(tbl *icetable.Table) { s.tbl = tbl },
 	})
 	s.planOnLast = err == nil && res.Attempts == 1 && planned != nil && snapshotID(planned) == lastSnap
 	if err != nil {

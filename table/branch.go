@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	icetable "github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/snapshotcommit"
@@ -79,15 +78,10 @@ func (w *Writer) publish(ctx context.Context, op string, branch string) (commit.
 	w.commitTurn.lock()
 	defer w.commitTurn.unlock()
 	return snapshotcommit.Publish(ctx, w.cat, snapshotcommit.PublishRequest{
-		Op:        op,
-		Ident:     w.ident,
-		Branch:    branch,
-		Force:     w.cfg.force,
-		Lineage:   snapshotcommit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion},
-		Token:     uuid.NewString(),
-		Policy:    w.cfg.policy,
-		Lock:      w.cfg.lock,
-		Committed: w.setTable,
+		Target:  w.target(op),
+		Branch:  branch,
+		Force:   w.cfg.force,
+		Lineage: snapshotcommit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion},
 		OldSpec: func(spec *partition.Spec, parts []snapshotcommit.Part) snapshotcommit.OldSpecFunc {
 			return (&oldSpecs{spec: spec, keys: parts, cfg: w.cfg}).decide
 		},
@@ -105,7 +99,7 @@ func (w *Writer) DropBranch(ctx context.Context, branch string) error {
 	}
 	w.commitTurn.lock()
 	defer w.commitTurn.unlock()
-	return snapshotcommit.DropBranch(ctx, w.cat, op, w.ident, branch, w.cfg.policy, w.cfg.lock)
+	return snapshotcommit.DropBranch(ctx, w.cat, snapshotcommit.DropBranchRequest{Target: w.target(op), Branch: branch})
 }
 
 // ReadBranch returns the rows that partition key holds on branch (main

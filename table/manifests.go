@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/snapshotcommit"
 )
@@ -43,13 +41,9 @@ func (w *Writer) rewriteManifests(ctx context.Context, op string) (commit.Result
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
 	w.commitTurn.lock()
-	res, err := snapshotcommit.RewriteManifests(ctx, w.cat, snapshotcommit.ManifestsRequest{
-		Op: op, Ident: w.ident, TableUUID: tbl.Metadata().TableUUID().String(),
-		Token: uuid.NewString(), Policy: w.cfg.policy, Lock: w.cfg.lock,
-	})
+	t := w.target(op)
+	t.TableUUID = tbl.Metadata().TableUUID().String()
+	res, err := snapshotcommit.RewriteManifests(ctx, w.cat, snapshotcommit.ManifestsRequest{Target: t})
 	w.commitTurn.unlock()
-	if err == nil && !res.Unchanged {
-		_, _ = w.refresh(context.WithoutCancel(ctx))
-	}
 	return res, err
 }

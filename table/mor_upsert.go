@@ -207,11 +207,12 @@ func commitDeltas(ctx context.Context, w *Writer, op string, tbl *icetable.Table
 		if len(deltas) == 0 {
 			return unchanged(tbl, attempts), removeAll()
 		}
-		req := w.request(op, tbl, spec, nil)
+		base := w.request(op, tbl, spec, nil)
+		req := snapshotcommit.RowDeltaRequest{Target: base.Target, Deltas: deltas, Lineage: base.Lineage, TableProperties: base.TableProperties}
 		req.Base = tbl
 		req.Policy.Attempts, req.Spent = pol.Attempts, attempts
 		w.commitTurn.lock()
-		result, err := snapshotcommit.RowDelta(ctx, w.cat, req, deltas)
+		result, err := snapshotcommit.RowDelta(ctx, w.cat, req)
 		w.commitTurn.unlock()
 		attempts = max(result.Attempts, attempts+1) // the total: Spent counted on
 		result.Attempts = attempts

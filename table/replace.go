@@ -153,20 +153,29 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 // request is the commit of parts, written for tbl's current spec and
 // schema, with this writer's lineage and settings.
 func (w *Writer) request(op string, tbl *icetable.Table, spec *partition.Spec, parts []snapshotcommit.Part) snapshotcommit.Request {
+	t := w.target(op)
+	t.TableUUID, t.Spec, t.SchemaID = tbl.Metadata().TableUUID().String(), spec, tbl.Schema().ID
 	return snapshotcommit.Request{
-		Op:              op,
-		Ident:           w.ident,
-		TableUUID:       tbl.Metadata().TableUUID().String(),
-		Spec:            spec,
-		SchemaID:        tbl.Schema().ID,
+		Target:          t,
 		Parts:           parts,
 		Lineage:         snapshotcommit.Lineage{RunID: w.cfg.runID, CodeVersion: w.cfg.codeVersion, SchemaID: tbl.Schema().ID},
-		Token:           uuid.NewString(),
-		Policy:          w.cfg.policy,
-		Lock:            w.cfg.lock,
 		TableProperties: mappingUpdate,
-		Committed:       w.setTable,
 		Branch:          w.cfg.branch,
+	}
+}
+
+// target is what every commit of op by this writer names: its table, a
+// fresh commit token, the writer's retry policy and commit lock, and the
+// hook that keeps the writer's table state. The caller sets the state the
+// files were written for.
+func (w *Writer) target(op string) snapshotcommit.Target {
+	return snapshotcommit.Target{
+		Op:        op,
+		Ident:     w.ident,
+		Token:     uuid.NewString(),
+		Policy:    w.cfg.policy,
+		Lock:      w.cfg.lock,
+		Committed: w.setTable,
 	}
 }
 

@@ -46,8 +46,8 @@ func TestIsConflict(t *testing.T) {
 }
 
 func TestRecordsRoundTrip(t *testing.T) {
-	req := Request{Lineage: Lineage{RunID: "r", CodeVersion: "v7", SchemaID: 3}, Token: "tok"}
-	props := req.summary(nil, []string{"1-aa", "2-bb"}, []string{"1-f", "0-0"})
+	lin := Lineage{RunID: "r", CodeVersion: "v7", SchemaID: 3}
+	props := summaryOf(lin, "tok", nil, nil, nil, []string{"1-aa", "2-bb"}, []string{"1-f", "0-0"})
 	props[commit.SummaryPartitions] = "d=2026-07-14,d=2026-07-15"
 	props[commit.SummaryRows] = "9"
 	snap := &icetable.Snapshot{SnapshotID: 42, TimestampMs: 7, Summary: &icetable.Summary{Properties: props}}
@@ -73,8 +73,8 @@ func TestRecordsOfTheUnpartitionedKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := Request{Lineage: Lineage{RunID: "r", CodeVersion: "v7", SchemaID: 3}, Token: "tok"}
-	props := req.summary([]Part{{Key: k, Rows: 4}}, []string{"1-aa"}, []string{"1-f"})
+	lin := Lineage{RunID: "r", CodeVersion: "v7", SchemaID: 3}
+	props := summaryOf(lin, "tok", nil, nil, []Part{{Key: k, Rows: 4}}, []string{"1-aa"}, []string{"1-f"})
 	if v, ok := props[commit.SummaryPartitions]; !ok || v != "" {
 		t.Fatalf("summary of the unpartitioned key: %s = %q (present: %v), want \"\"", commit.SummaryPartitions, v, ok)
 	}

@@ -65,6 +65,21 @@
 // iceberg-go's own commit retries (table property commit.retry.num-retries)
 // are not involved: the loop calls the catalog itself.
 //
+// # One commit loop
+//
+// Every operation commits through the same loop (loop.go, whose comment
+// states its invariants), the only code of the module that calls a
+// catalog's CommitTable (TestOneCommitPoint holds it so): [Replace],
+// [RowDelta], [Append], [RewriteManifests], [Publish] and [DropBranch].
+// Each supplies only what it validates on an attempt's table state and
+// what it stages on it, as Java Iceberg's SnapshotProducer subclasses
+// supply validate and apply; loading, the lock, the commit, the outcome's
+// classification, the search for a commit whose answer was lost, the
+// cleanup of lost attempts, the backoff and the Committed and Attempted
+// hooks are the loop's, the same for all. Every request type embeds a
+// [Target]: the operation's name, the table, the spec and schema its files
+// were written for, the token, the policy, the lock and the base state.
+//
 // Every snapshot carries the lineage properties in [Lineage] (see the
 // commit.Summary* constants), readable by any Iceberg engine, and the standard
 // summary Java Iceberg writes for the same change ([Kind]: operation,

@@ -19,12 +19,7 @@ import (
 // and delete files, in manifests clustered by partition of at most
 // ManifestEntries live entries each.
 type ManifestsRequest struct {
-	Op        string
-	Ident     icetable.Identifier
-	TableUUID string
-	Token     string
-	Policy    commit.Policy
-	Lock      commit.Locker
+	Target
 }
 
 // RewriteManifests commits mr as one snapshot of operation "replace"
@@ -33,28 +28,31 @@ type ManifestsRequest struct {
 // result is Unchanged: no snapshot. Conflicts are re-planned on the new
 // table state and retried as every commit's.
 func RewriteManifests(ctx context.Context, cat catalog.Catalog, mr ManifestsRequest) (commit.Result, error) {
-	req := &Request{Op: mr.Op, Ident: mr.Ident, TableUUID: mr.TableUUID, Token: mr.Token, Policy: mr.Policy, Lock: mr.Lock}
-	cache := newManifestCache()
-	var last *icetable.Table
-	return req.run(ctx, cat, commit.Result{}, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
-		st, err := stageManifestRewrite(ctx, tbl, iceberg.Properties{commit.SummaryCommitToken: mr.Token}, cache)
-		if err != nil {
-			return 0, noRetry(fmt.Errorf("rewrite manifests: %w", err))
-		}
-		if st == nil {
-			res.Unchanged = true
-			if cur := tbl.Metadata().CurrentSnapshot(); cur != nil {
-				return cur.SnapshotID, nil
-			}
-			return 0, nil
-		}
-		md, loc, err := cat.CommitTable(ctx, mr.Ident, st.reqs, st.updates)
-		if err != nil {
-			return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
-		}
-		removeOldMetadata(context.WithoutCancel(ctx), tbl, icetable.New(mr.Ident, md, loc, DetachedFS(ctx, tbl), cat))
-		return st.snap.SnapshotID, nil
-	})
+	l := &loop{cat: cat, t: &mr.Target, op: &manifestsOp{token: mr.Token, cache: newManifestCache()}}
+	return l.run(ctx, commit.Result{})
+}
+
+// manifestsOp is the [operation] of a [ManifestsRequest].
+type manifestsOp struct {
+	token string
+	cache *manifestCache // manifests read, kept across attempts
+}
+
+// validate accepts every state: the rewrite reads the manifests of the
+// state it commits on, and the commit requires main to be there.
+func (o *manifestsOp) validate(context.Context, *icetable.Table) error { return nil }
+
+// apply stages the rewritten manifests of tbl's current snapshot: nil
+// when they are as few as their live entries need.
+func (o *manifestsOp) apply(ctx context.Context, tbl *icetable.Table, _ *commit.Result) (*change, error) {
+	st, err := stageManifestRewrite(ctx, tbl, iceberg.Properties{commit.SummaryCommitToken: o.token}, o.cache)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite manifests: %w", err)
+	}
+	if st == nil {
+		return nil, nil
+	}
+	return st.change(nil), nil
 }
 
 // manifestGroup is the live entries of one content (data or deletes) and

@@ -3,17 +3,13 @@ package snapshotcommit
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/catalog/rest"
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
@@ -36,28 +32,10 @@ type Part struct {
 
 // Request is one atomic replacement of one or more partitions.
 type Request struct {
-	Op        string // names the operation in errors, e.g. "commit: replace db.orders/event_date=2026-07-14"
-	Ident     icetable.Identifier
-	TableUUID string // the table the files were written for
-	Spec      *partition.Spec
-	SchemaID  int // the schema the files were written with
-	Parts     []Part
-	Kind      Kind // the Java operation the commit is, for its summary
-	Lineage   Lineage
-	Token     string // unique per call; recorded as SummaryCommitToken
-	Policy    commit.Policy
-	// Spent is the attempts a caller's earlier rounds of the same
-	// operation spent (a caller that plans again after a lost race, and
-	// commits with a new Request): Policy.Attempts is the budget of all
-	// rounds, and attempts are numbered on from Spent, in Result.Attempts,
-	// Attempted and the errors. At least one attempt is made.
-	Spent int
-	// Base, when set, is a table state loaded during this call (after the
-	// caller began): the first attempt plans on it instead of loading the
-	// table again. A state that moved since only costs a conflict and a
-	// fresh attempt; an Unchanged result on it is still a state the table
-	// held during the call.
-	Base    *icetable.Table
+	Target
+	Parts   []Part
+	Kind    Kind // the Java operation the commit is, for its summary
+	Lineage Lineage
 	OldSpec OldSpecFunc // decides older-spec files; nil fails when there are any
 	// Verify, when set, is called on every attempt after planning and
 	// before anything is committed, with the current-spec data files each
@@ -70,17 +48,6 @@ type Request struct {
 	// same commit, computed from each attempt's table state (icerun keeps
 	// the name mapping up to date this way). An empty result sets nothing.
 	TableProperties func(md icetable.Metadata) (iceberg.Properties, error)
-	// Committed, when set, is called with the table state the commit
-	// produced (not after an Unchanged result or an outcome found by token).
-	Committed func(tbl *icetable.Table)
-	// Attempted, when set, is called after every attempt with its number
-	// and error (nil when it committed or found the partitions unchanged);
-	// for logs and metrics.
-	Attempted func(attempt int, err error)
-	// Lock, when set, is held around every attempt's load, plan and
-	// commit (see [commit.Locker]); Base is then not used, since a state loaded
-	// before the lock was taken may be stale.
-	Lock commit.Locker
 	// SkipHeld leaves the parts that already hold their input (see
 	// holds) as they are, decided on each attempt's table state, and
 	// commits the others; the result lists the skipped ones in
@@ -95,9 +62,8 @@ type Request struct {
 	// as the catalog holds it, not a view.
 	Branch string
 
-	summaryExtra iceberg.Properties                            // more summary properties (a publish's)
-	extraReqs    []icetable.Requirement                        // more requirements of the commit (a publish's branch head)
-	landed       func(md icetable.Metadata) *icetable.Snapshot // finds the commit after an unknown outcome; nil: by Token on the branch
+	summaryExtra iceberg.Properties     // more summary properties (a publish's)
+	extraReqs    []icetable.Requirement // more requirements of the commit (a publish's branch head)
 }
 
 // ref is the branch req commits to.
@@ -116,194 +82,67 @@ func (req *Request) ref() string {
 // (req.OldSpec) belong to Replace: when it returns, those that the table
 // does not reference are removed, whatever the outcome.
 func Replace(ctx context.Context, cat catalog.Catalog, req Request) (res commit.Result, err error) {
-	decided := newDecisions() // older-spec decisions, kept across attempts
-	var last *icetable.Table  // the latest table state loaded
-	defer func() { decided.release(ctx, last, err) }()
-
-	keys := make(map[partition.Key]bool, len(req.Parts))
+	r := newReplacement(&req, newDecisions(), newManifestCache()) // decisions and manifests kept across attempts
+	l := &loop{cat: cat, t: &req.Target, branch: req.Branch, op: r}
+	defer func() { r.decided.release(ctx, l.last, err) }()
 	for _, p := range req.Parts {
-		keys[p.Key] = true
 		res.Partitions = append(res.Partitions, p.Key.String())
 		res.AddedRows += p.Rows
 	}
 	slices.Sort(res.Partitions)
-	cache := newManifestCache() // manifests read, kept across attempts
-	return req.run(ctx, cat, res, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
-		return req.attempt(ctx, cat, tbl, keys, decided, cache, res)
-	})
+	return l.run(ctx, res)
 }
 
-// step plans and commits one attempt on tbl, the table as req.Branch sees
-// it, and returns the snapshot that holds the change (the current one
-// when unchanged). Errors raised before the catalog call are noRetry;
-// those of the catalog call are *catalogError.
-type step func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error)
+// replacement is the [operation] of a [Request].
+type replacement struct {
+	req     *Request
+	keys    map[partition.Key]bool
+	decided *decisions     // older-spec decisions, kept across attempts
+	cache   *manifestCache // manifests read, kept across attempts
+	plan    plan           // validate's plan of the attempt's base, which apply stages
+}
 
-// run is the commit loop under req.Policy: load, plan and commit with try,
-// classify the outcome, back off and retry on conflicts (see the package
-// documentation). It keeps the latest table state loaded in *last.
-func (req *Request) run(ctx context.Context, cat catalog.Catalog, res commit.Result, last **icetable.Table, try step) (commit.Result, error) {
-	pol, err := req.Policy.WithDefaults()
+func newReplacement(req *Request, decided *decisions, cache *manifestCache) *replacement {
+	keys := make(map[partition.Key]bool, len(req.Parts))
+	for _, p := range req.Parts {
+		keys[p.Key] = true
+	}
+	return &replacement{req: req, keys: keys, decided: decided, cache: cache}
+}
+
+// validate plans which files the replaced partitions hold on tbl and
+// checks req.Verify and that older-spec files can be decided.
+func (r *replacement) validate(ctx context.Context, tbl *icetable.Table) error {
+	p, err := planFiles(ctx, tbl, r.req.Spec, r.keys, r.cache)
 	if err != nil {
-		return commit.Result{}, err
+		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, pol.Timeout)
-	defer cancel()
-	// What a lost attempt leaves (its manifests, the metadata files of
-	// the commits that lost with it) is removed while the next attempt
-	// runs, not before it: the next attempt starts as soon as its wait
-	// ends. The call returns once that cleanup is done.
-	var cleanup sync.WaitGroup
-	defer cleanup.Wait()
-
-	// stale is 1 once a first attempt planned on req.Base conflicted: the
-	// state was old (the caller wrote its files after loading it), which
-	// is no lost race. That attempt counts against the budget, but it is
-	// retried at once, on a fresh load, and does not lower the priority
-	// band (see Policy).
-	stale := 0
-	budget := max(pol.Attempts, req.Spent+1)
-	for attempt := req.Spent + 1; ; attempt++ {
-		res.Attempts = attempt
-		unlock := func() {}
-		if req.Lock != nil {
-			u, err := req.Lock.Lock(ctx, req.Ident)
-			if err != nil {
-				return res, fmt.Errorf("%s: %w", req.Op, err)
-			}
-			unlock = u
-		}
-		tbl, err := req.Base, error(nil)
-		onBase := attempt == req.Spent+1 && tbl != nil && req.Lock == nil
-		if !onBase {
-			tbl, err = Load(ctx, cat, req.Ident)
-		}
-		if err != nil {
-			unlock()
-			if errors.Is(err, catalog.ErrNoSuchTable) {
-				return res, fmt.Errorf("%s: %w: %w", req.Op, commit.ErrTableChanged, err)
-			}
-			return res, fmt.Errorf("%s: load table: %w", req.Op, withCause(ctx, err))
-		}
-		*last = tbl
-		if err := req.sameTable(tbl); err != nil {
-			unlock()
-			return res, err
-		}
-		view, err := OnBranch(tbl, req.Branch)
-		if err != nil {
-			unlock()
-			return res, fmt.Errorf("%s: %w", req.Op, err)
-		}
-		snap, err := try(ctx, view, &res)
-		unlock()
-		if req.Attempted != nil && (err != nil || !res.Unchanged) { // an unchanged call committed nothing
-			req.Attempted(attempt, err)
-		}
-		if err == nil {
-			res.SnapshotID = snap
-			return res, nil
-		}
-		var nr *noRetryError
-		if errors.As(err, &nr) { // failed before reaching the catalog
-			return res, fmt.Errorf("%s: %w", req.Op, nr.err)
-		}
-		var ce *catalogError
-		errors.As(err, &ce)
-		if ce != nil && errors.Is(err, catalog.ErrNoSuchTable) {
-			// The catalog refused the commit: the table was dropped since
-			// this attempt loaded it. Nothing was applied.
-			rerr := fmt.Errorf("%s: %w: table was dropped: %w", req.Op, commit.ErrTableChanged, err)
-			if derr := ce.discard(); derr != nil {
-				rerr = fmt.Errorf("%w; %w", rerr, derr)
-			}
-			return res, rerr
-		}
-		if !IsConflict(err) {
-			now, rerr := req.resolveUnknown(ctx, cat, err, &res)
-			var unknown *commit.UnknownOutcomeError
-			if rerr != nil && !errors.As(rerr, &unknown) && ce != nil {
-				// Not applied: the attempt's manifests are garbage, and so
-				// is the metadata file a catalog may have written for it.
-				if derr := errors.Join(ce.discard(), removeUnappliedMetadata(context.WithoutCancel(ctx), tbl, now, req.Token)); derr != nil {
-					rerr = fmt.Errorf("%w; %w", rerr, derr)
-				}
-			}
-			return res, rerr
-		}
-		cleanup.Add(1)
-		go func(ctx context.Context, lost *icetable.Table) {
-			defer cleanup.Done()
-			if ce != nil {
-				_ = ce.discard() // best effort: the loop goes on; a cleanup removes what is left
-			}
-			if now, lerr := cat.LoadTable(ctx, req.Ident); lerr == nil {
-				RemoveLostMetadata(ctx, lost, now)
-			}
-		}(context.WithoutCancel(ctx), tbl)
-		if attempt >= budget {
-			return res, fmt.Errorf("%s: %w after %d attempts: %v", req.Op, commit.ErrConflict, attempt, err)
-		}
-		if onBase {
-			stale = 1
-			continue
-		}
-		// The wait bands count the lost races of this round (from the
-		// first band again once the caller planned anew).
-		t := time.NewTimer(pol.Backoff(attempt - req.Spent - stale))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return res, fmt.Errorf("%s: %w after %d attempts: %w", req.Op, commit.ErrConflict, attempt, context.Cause(ctx))
-		case <-t.C:
+	r.plan = p
+	if r.req.Verify != nil {
+		if err := r.req.Verify(tbl, p.current); err != nil {
+			return err
 		}
 	}
-}
-
-// sameTable fails when tbl is not the table state the files were written
-// for: another table under the same name, another spec or schema.
-func (req *Request) sameTable(tbl *icetable.Table) error {
-	md := tbl.Metadata()
-	switch {
-	case req.TableUUID != "" && md.TableUUID().String() != req.TableUUID:
-		return fmt.Errorf("%s: %w: table was dropped and recreated", req.Op, commit.ErrTableChanged)
-	case req.Spec == nil: // a publish or a ref change: planned on each attempt
-		return nil
-	case md.DefaultPartitionSpec() != req.Spec.ID():
-		return fmt.Errorf("%s: %w: partition spec is now %d, rows were written for %d", req.Op, commit.ErrTableChanged, md.DefaultPartitionSpec(), req.Spec.ID())
-	case Supported(md) != nil:
-		return fmt.Errorf("%s: %w", req.Op, Supported(md))
-	case md.CurrentSchema().ID != req.SchemaID:
-		return fmt.Errorf("%s: %w: schema is now %d, rows were written for %d", req.Op, commit.ErrTableChanged, md.CurrentSchema().ID, req.SchemaID)
+	if len(p.old) > 0 && r.req.OldSpec == nil {
+		f := p.old[0].File
+		return fmt.Errorf("%w: data file %s was written under spec %d", commit.ErrUnsupported, f.FilePath(), f.SpecID())
 	}
 	return nil
 }
 
-// attempt plans and commits once against tbl. It returns the snapshot id
-// of the replacement (the current one when unchanged).
-func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, decided *decisions, cache *manifestCache, res *commit.Result) (int64, error) {
-	p, err := planFiles(ctx, tbl, req.Spec, keys, cache)
-	if err != nil {
-		return 0, noRetry(err)
-	}
-	if req.Verify != nil {
-		if err := req.Verify(tbl, p.current); err != nil {
-			return 0, noRetry(err)
-		}
-	}
+// apply stages the replacement planned by validate: nil when every part
+// (with SkipHeld: each part) already holds its input.
+func (r *replacement) apply(ctx context.Context, tbl *icetable.Table, res *commit.Result) (*change, error) {
+	req, p := r.req, r.plan
 	var del, add []iceberg.DataFile
-	decided.begin()
+	r.decided.begin()
 	for _, t := range p.old {
-		f := t.File
-		if req.OldSpec == nil {
-			return 0, noRetry(fmt.Errorf("%w: data file %s was written under spec %d", commit.ErrUnsupported, f.FilePath(), f.SpecID()))
-		}
-		d, err := decided.decide(ctx, tbl, t, req.OldSpec)
+		d, err := r.decided.decide(ctx, tbl, t, req.OldSpec)
 		if err != nil {
-			return 0, noRetry(err)
+			return nil, err
 		}
 		if d.Delete {
-			del = append(del, f)
+			del = append(del, t.File)
 			add = append(add, d.Replacement...)
 		}
 	}
@@ -334,11 +173,7 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 		parts = append(parts, part)
 	}
 	if unchanged || (len(del) == 0 && len(add) == 0) {
-		res.Unchanged = true
-		if s := tbl.CurrentSnapshot(); s != nil {
-			return s.SnapshotID, nil
-		}
-		return 0, nil
+		return nil, nil
 	}
 	res.Partitions, res.AddedRows = nil, 0
 	fps, files := make([]string, len(parts)), make([]string, len(parts))
@@ -360,25 +195,18 @@ func (req *Request) attempt(ctx context.Context, cat catalog.Catalog, tbl *iceta
 	}
 	var setProps iceberg.Properties
 	if req.TableProperties != nil {
+		var err error
 		if setProps, err = req.TableProperties(tbl.Metadata()); err != nil {
-			return 0, noRetry(err)
+			return nil, err
 		}
 	}
-	st, err := stage(ctx, tbl, req.ref(), req.Kind, del, add, req.summary(parts, fps, files), setProps, cache)
+	st, err := stage(ctx, tbl, req.ref(), req.Kind, del, add, summaryOf(req.Lineage, req.Token, req.Spec, req.summaryExtra, parts, fps, files), setProps, r.cache)
 	if err != nil {
-		return 0, noRetry(err)
+		return nil, err
 	}
-	md, loc, err := cat.CommitTable(ctx, req.Ident, append(st.reqs, req.extraReqs...), st.updates)
-	if err != nil {
-		return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
-	}
-	committed := icetable.New(req.Ident, md, loc, DetachedFS(ctx, tbl), cat)
-	removeOldMetadata(context.WithoutCancel(ctx), tbl, committed)
-	if req.Committed != nil {
-		req.Committed(committed)
-	}
-
-	return st.snap.SnapshotID, nil
+	ch := st.change(req.files())
+	ch.reqs = append(ch.reqs, req.extraReqs...)
+	return ch, nil
 }
 
 func countParts(parts []Part) int {
@@ -398,9 +226,10 @@ func (req *Request) holds(recorded map[string]Record, part Part, cur []iceberg.D
 	return ok && r.CodeVersion == req.Lineage.CodeVersion && r.Fingerprint == part.Fingerprint && r.Files == filesHash(cur)
 }
 
-// summary is the snapshot summary of a commit of parts (req.Parts, or
-// those not skipped) with their fingerprints and file hashes.
-func (req *Request) summary(parts []Part, fps, files []string) iceberg.Properties {
+// summaryOf is the snapshot summary of a commit of parts (a request's
+// parts, or those not skipped) with their fingerprints and file hashes,
+// by the run of lin, with the commit token and, when spec is set, its id.
+func summaryOf(lin Lineage, token string, spec *partition.Spec, extra iceberg.Properties, parts []Part, fps, files []string) iceberg.Properties {
 	keys := make([]string, len(parts))
 	var rows int64
 	for i, p := range parts {
@@ -409,20 +238,20 @@ func (req *Request) summary(parts []Part, fps, files []string) iceberg.Propertie
 	}
 	out := iceberg.Properties{
 		commit.SummaryPartitions:            strings.Join(keys, ","),
-		commit.SummaryRunID:                 req.Lineage.RunID,
-		commit.SummaryCodeVersion:           req.Lineage.CodeVersion,
-		commit.SummarySchemaID:              strconv.Itoa(req.Lineage.SchemaID),
+		commit.SummaryRunID:                 lin.RunID,
+		commit.SummaryCodeVersion:           lin.CodeVersion,
+		commit.SummarySchemaID:              strconv.Itoa(lin.SchemaID),
 		commit.SummaryInputFingerprint:      combine(fps),
 		commit.SummaryRows:                  strconv.FormatInt(rows, 10),
-		commit.SummaryCommitToken:           req.Token,
+		commit.SummaryCommitToken:           token,
 		commit.SummaryPartitionFingerprints: strings.Join(fps, ","),
 		commit.SummaryPartitionFiles:        strings.Join(files, ","),
 	}
-	for k, v := range req.summaryExtra {
+	for k, v := range extra {
 		out[k] = v
 	}
-	if req.Spec != nil {
-		out[commit.SummaryPartitionSpecID] = strconv.Itoa(req.Spec.ID())
+	if spec != nil {
+		out[commit.SummaryPartitionSpecID] = strconv.Itoa(spec.ID())
 	}
 	if v, ok := inputsProperty(parts); ok {
 		out[commit.SummaryPartitionInputs] = v
@@ -447,64 +276,6 @@ func combine(fps []string) string {
 	}
 	return fmt.Sprintf("parts-%d-%x", len(s), h.Sum(nil))
 }
-
-// resolveUnknown handles a commit error that is not a conflict: it may have
-// been applied. The table is reloaded (even when ctx is done) and searched
-// for our token; the reloaded table is returned with the outcome (nil when
-// it could not be loaded).
-//
-// When ctx ended, the error wraps its cause (see withCause).
-func (req *Request) resolveUnknown(ctx context.Context, cat catalog.Catalog, cerr error, res *commit.Result) (*icetable.Table, error) {
-	cerr = withCause(ctx, cerr)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	tbl, err := cat.LoadTable(rctx, req.Ident)
-	if err != nil {
-		return nil, &commit.UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: errors.Join(cerr, err)}
-	}
-	if s := req.found(tbl); s != nil {
-		res.SnapshotID = s.SnapshotID
-		return tbl, nil
-	}
-	if errors.Is(cerr, rest.ErrCommitStateUnknown) {
-		// A REST server said it does not know whether the commit applied
-		// (a 5xx): it may still apply after this reload. Keep the files.
-		return tbl, &commit.UnknownOutcomeError{Op: req.Op, Token: req.Token, Files: req.files(), Err: cerr}
-	}
-	return tbl, fmt.Errorf("%s: commit not applied: %w", req.Op, cerr)
-}
-
-// withCause returns err wrapping the cause of ctx when ctx has ended and
-// err does not wrap it already: a cancellation can surface from a catalog
-// as another error (database/sql's ErrTxDone, a closed connection).
-func withCause(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
-		return fmt.Errorf("%w: %w", cause, err)
-	}
-	return err
-}
-
-// found returns the snapshot of req's commit in tbl, nil when the commit
-// is not there.
-func (req *Request) found(tbl *icetable.Table) *icetable.Snapshot {
-	if req.landed != nil {
-		return req.landed(tbl.Metadata())
-	}
-	view, err := OnBranch(tbl, req.Branch)
-	if err != nil {
-		return nil
-	}
-	return findToken(view.Metadata(), req.Token)
-}
-
-// noRetryError marks an error raised before the catalog was called: it is
-// neither a conflict nor an unknown outcome.
-type noRetryError struct{ err error }
-
-func (e *noRetryError) Error() string { return e.err.Error() }
-func (e *noRetryError) Unwrap() error { return e.err }
-
-func noRetry(err error) error { return &noRetryError{err} }
 
 // Supported fails with ErrUnsupported for a table icerun cannot replace
 // partitions of: callers check it before writing anything, and the commit
@@ -554,14 +325,3 @@ func (req *Request) files() []string {
 	}
 	return paths
 }
-
-// catalogError is an error of the catalog's commit call, with what removes
-// the manifests the attempt wrote, for use once it is known that the
-// commit was not applied.
-type catalogError struct {
-	err     error
-	discard func() error
-}
-
-func (e *catalogError) Error() string { return e.err.Error() }
-func (e *catalogError) Unwrap() error { return e.err }

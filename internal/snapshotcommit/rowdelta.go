@@ -48,12 +48,20 @@ func (e *BaseMovedError) Error() string {
 	return fmt.Sprintf("partitions changed since their rows were located: %s", keyNames(e.Keys))
 }
 
-// RowDelta commits deltas in one snapshot (operation "overwrite", or
-// "delete" when it adds no rows, with Java's row-delta summary fields),
-// through req's commit loop: Op, Ident, TableUUID, Spec, SchemaID,
-// Lineage, Token, Policy, Base, Lock, TableProperties, Committed and
-// Attempted are used as [Replace] uses them; Parts, Kind, OldSpec,
-// Verify, SkipHeld and Branch must be zero.
+// RowDeltaRequest is one row-level change of one or more partitions of
+// main, merge-on-read (Java's RowDelta).
+type RowDeltaRequest struct {
+	Target
+	Deltas  []Delta
+	Lineage Lineage
+	// TableProperties, when set, returns table properties to set in the
+	// same commit, as [Request].TableProperties.
+	TableProperties func(md icetable.Metadata) (iceberg.Properties, error)
+}
+
+// RowDelta commits rd.Deltas in one snapshot of main (operation
+// "overwrite", or "delete" when it adds no rows, with Java's row-delta
+// summary fields), through the commit loop.
 //
 // Every attempt plans the deltas' partitions again and fails with a
 // *BaseMovedError when one no longer holds exactly its Base files (a
@@ -64,58 +72,72 @@ func (e *BaseMovedError) Error() string {
 // global equality deletes, are refused with [commit.ErrUnsupported].
 //
 // On error the caller owns the deltas' files, as with [Replace].
-func RowDelta(ctx context.Context, cat catalog.Catalog, req Request, deltas []Delta) (commit.Result, error) {
-	if len(req.Parts) > 0 || req.OldSpec != nil || req.Verify != nil || req.SkipHeld || req.Branch != "" {
-		return commit.Result{}, fmt.Errorf("%s: internal error: a row delta takes no parts, old-spec decisions, verify, skip or branch", req.Op)
-	}
-	keys := make(map[partition.Key]bool, len(deltas))
+func RowDelta(ctx context.Context, cat catalog.Catalog, rd RowDeltaRequest) (commit.Result, error) {
+	keys := make(map[partition.Key]bool, len(rd.Deltas))
 	var res commit.Result
-	for _, d := range deltas {
+	for _, d := range rd.Deltas {
 		keys[d.Key] = true
 		res.Partitions = append(res.Partitions, d.Key.String())
 	}
 	slices.Sort(res.Partitions)
-	cache := newManifestCache()
-	var last *icetable.Table
-	return req.run(ctx, cat, res, &last, func(ctx context.Context, tbl *icetable.Table, res *commit.Result) (int64, error) {
-		return req.deltaAttempt(ctx, cat, tbl, keys, deltas, cache, res)
-	})
+	op := &rowDeltaOp{rd: &rd, keys: keys, cache: newManifestCache()}
+	l := &loop{cat: cat, t: &rd.Target, op: op}
+	return l.run(ctx, res)
 }
 
-// deltaAttempt plans and commits deltas once against tbl.
-func (req *Request) deltaAttempt(ctx context.Context, cat catalog.Catalog, tbl *icetable.Table, keys map[partition.Key]bool, deltas []Delta, cache *manifestCache, res *commit.Result) (int64, error) {
-	p, err := planFiles(ctx, tbl, req.Spec, keys, cache)
+// rowDeltaOp is the [operation] of a [RowDeltaRequest].
+type rowDeltaOp struct {
+	rd    *RowDeltaRequest
+	keys  map[partition.Key]bool
+	cache *manifestCache // manifests read, kept across attempts
+	plan  plan           // validate's plan of the attempt's base, which apply stages
+}
+
+// validate fails when a delta's partition no longer holds exactly the
+// files the delta was planned on, or holds files the delta cannot apply
+// to (older specs, global equality deletes).
+func (o *rowDeltaOp) validate(ctx context.Context, tbl *icetable.Table) error {
+	p, err := planFiles(ctx, tbl, o.rd.Spec, o.keys, o.cache)
 	if err != nil {
-		return 0, noRetry(err)
+		return err
 	}
+	o.plan = p
 	switch {
 	case len(p.old) > 0:
-		return 0, noRetry(fmt.Errorf("%w: data file %s of the partitions was written under spec %d; replace the partition first", commit.ErrUnsupported, p.old[0].File.FilePath(), p.old[0].File.SpecID()))
+		return fmt.Errorf("%w: data file %s of the partitions was written under spec %d; replace the partition first", commit.ErrUnsupported, p.old[0].File.FilePath(), p.old[0].File.SpecID())
 	case p.global:
-		return 0, noRetry(fmt.Errorf("%w: the table has delete files of another spec that may apply to the partitions' rows", commit.ErrUnsupported))
+		return fmt.Errorf("%w: the table has delete files of another spec that may apply to the partitions' rows", commit.ErrUnsupported)
 	}
 	var moved []partition.Key
-	for _, d := range deltas {
+	for _, d := range o.rd.Deltas {
 		if !sameFiles(p.current[d.Key], d.Base) {
 			moved = append(moved, d.Key)
 		}
 	}
 	if len(moved) > 0 {
-		return 0, noRetry(&BaseMovedError{Keys: moved})
+		return &BaseMovedError{Keys: moved}
 	}
-	want := make(map[string]bool, len(deltas))
-	for _, d := range deltas {
+	return nil
+}
+
+// apply stages the deltas: nil when every partition holds what they
+// would leave.
+func (o *rowDeltaOp) apply(ctx context.Context, tbl *icetable.Table, res *commit.Result) (*change, error) {
+	rd, p := o.rd, o.plan
+	want := make(map[string]bool, len(rd.Deltas))
+	for _, d := range rd.Deltas {
 		want[d.Key.String()] = true
 	}
 	recorded := LastRecords(tbl, want)
 	held := true
 	var del, add []iceberg.DataFile
-	parts := make([]Part, len(deltas))
-	fps, files := make([]string, len(deltas)), make([]string, len(deltas))
+	var paths []string
+	parts := make([]Part, len(rd.Deltas))
+	fps, files := make([]string, len(rd.Deltas)), make([]string, len(rd.Deltas))
 	res.AddedFiles, res.AddedRows, res.DeletedFiles, res.DeletedRows = 0, 0, 0, 0
-	for i, d := range deltas {
+	for i, d := range rd.Deltas {
 		r, ok := recorded[d.Key.String()]
-		held = held && ok && r.CodeVersion == req.Lineage.CodeVersion && r.Fingerprint == d.Fingerprint && r.Files == filesHash(p.current[d.Key])
+		held = held && ok && r.CodeVersion == rd.Lineage.CodeVersion && r.Fingerprint == d.Fingerprint && r.Files == filesHash(p.current[d.Key])
 		del = append(del, d.Superseded...)
 		add = append(append(add, d.Data...), d.Deletes...)
 		parts[i] = Part{Key: d.Key, Files: d.Data, Fingerprint: d.Fingerprint, Rows: d.AddedRows}
@@ -123,34 +145,25 @@ func (req *Request) deltaAttempt(ctx context.Context, cat catalog.Catalog, tbl *
 		res.AddedFiles += len(d.Data)
 		res.AddedRows += d.AddedRows
 		res.DeletedRows += d.DeletedRows
+		for _, f := range append(slices.Clip(d.Data), d.Deletes...) {
+			paths = append(paths, f.FilePath())
+		}
 	}
 	if held || len(add) == 0 {
-		res.Unchanged = true
-		if s := tbl.CurrentSnapshot(); s != nil {
-			return s.SnapshotID, nil
-		}
-		return 0, nil
+		return nil, nil
 	}
 	var setProps iceberg.Properties
-	if req.TableProperties != nil {
-		if setProps, err = req.TableProperties(tbl.Metadata()); err != nil {
-			return 0, noRetry(err)
+	if rd.TableProperties != nil {
+		var err error
+		if setProps, err = rd.TableProperties(tbl.Metadata()); err != nil {
+			return nil, err
 		}
 	}
-	st, err := stage(ctx, tbl, req.ref(), KindOverwrite, del, add, req.summary(parts, fps, files), setProps, cache)
+	st, err := stage(ctx, tbl, icetable.MainBranch, KindOverwrite, del, add, summaryOf(rd.Lineage, rd.Token, rd.Spec, nil, parts, fps, files), setProps, o.cache)
 	if err != nil {
-		return 0, noRetry(err)
+		return nil, err
 	}
-	md, loc, err := cat.CommitTable(ctx, req.Ident, st.reqs, st.updates)
-	if err != nil {
-		return 0, &catalogError{err: err, discard: func() error { return removeWritten(context.WithoutCancel(ctx), tbl, st.written) }}
-	}
-	committed := icetable.New(req.Ident, md, loc, DetachedFS(ctx, tbl), cat)
-	removeOldMetadata(context.WithoutCancel(ctx), tbl, committed)
-	if req.Committed != nil {
-		req.Committed(committed)
-	}
-	return st.snap.SnapshotID, nil
+	return st.change(paths), nil
 }
 
 // sameFiles reports whether a and b list the same file entries.
