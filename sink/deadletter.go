@@ -57,6 +57,7 @@ func (s *Sink) Reject(ctx context.Context, from SourcePartition, offset int64, r
 	if s.closed {
 		return ErrClosed
 	}
+	defer s.notePending()
 	mark := s.committed.get(from)
 	if p, ok := s.pending[from]; ok {
 		mark = p

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/sink"
@@ -39,8 +40,10 @@ type Config struct {
 	// MaxPollRecords bounds the records handled per poll (default 10,000).
 	MaxPollRecords int
 	// SessionTimeout is how long the group waits for a silent member
-	// (a killed process) before it moves its partitions (default: the
-	// broker's, 45 s).
+	// (a killed process) before it moves its partitions (default
+	// [DefaultSessionTimeout]). The broker refuses a value outside its
+	// group.min.session.timeout.ms and group.max.session.timeout.ms
+	// (6 s and 30 min by default).
 	SessionTimeout time.Duration
 	// ConnectTimeout bounds the wait, from the start of Run, for the
 	// brokers to answer a metadata request naming the topic (or for a
@@ -53,7 +56,24 @@ type Config struct {
 	// adapter's own (seed brokers, group, topic, offsets) win.
 	Options []kgo.Opt
 	Logger  *slog.Logger // default: nothing is logged
+	// Status, when set, is kept up to date by Run with the partitions
+	// assigned, their high watermarks and the table's positions, for a
+	// readiness probe ([Status.Ready]) or a report.
+	Status *Status
+	// MeterProvider has the consumer's gauges of lag, table position and
+	// high watermark per partition (see lag.go). Default: the global
+	// provider (otel.GetMeterProvider at Run).
+	MeterProvider metric.MeterProvider
 }
+
+// DefaultSessionTimeout is the session timeout of [Config] when it sets
+// none: a member killed without leaving the group (SIGKILL, a lost node)
+// has its partitions moved to the others this long after its last
+// heartbeat (franz-go sends one every 3 s). The Kafka client's own
+// default, 45 s, leaves those partitions unread for most of a minute; a
+// member that stops cleanly leaves the group at once whatever the
+// timeout.
+const DefaultSessionTimeout = 10 * time.Second
 
 // Source is the SourcePartition.Source of a partition of topic.
 func Source(topic string) string { return "kafka:" + topic }
@@ -91,7 +111,20 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &consumer{s: s, cfg: cfg, log: cfg.Logger, assigned: map[int32]bool{}}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = DefaultSessionTimeout
+	}
+	if cfg.Status == nil {
+		cfg.Status = &Status{}
+	}
+	cfg.Status.start(s)
+	defer cfg.Status.stop()
+	reg, err := cfg.Status.observe(cfg.MeterProvider, tableName(s))
+	if err != nil {
+		return fmt.Errorf("%w: meters: %w", ErrConfig, err)
+	}
+	defer reg.Unregister()
+	c := &consumer{s: s, cfg: cfg, log: cfg.Logger, assigned: map[int32]bool{}, status: cfg.Status}
 	// The client's own context: cancelled on the way out, it ends a join
 	// or sync the broker holds (up to the group's rebalance timeout),
 	// which leaving the group does not interrupt.
@@ -111,15 +144,18 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 		kgo.OnPartitionsRevoked(c.revoke),
 		kgo.OnPartitionsLost(c.revoke),
 	)
-	if cfg.SessionTimeout > 0 {
-		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
-	}
+	opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("kafka: %w", err)
 	}
 	c.cl = cl
+	wctx, stopWatch := context.WithCancel(cctx)
+	var watching sync.WaitGroup
+	watching.Go(func() { c.watchWatermarks(wctx) })
 	err = c.loop(ctx)
+	stopWatch()
+	watching.Wait()
 	cerr := c.finish(ctx)
 	c.leave(ctx, cancelClient)
 	if err == nil && cerr != nil {
@@ -153,6 +189,7 @@ type consumer struct {
 	closed bool
 	// connected is set by the first assignment.
 	connected bool
+	status    *Status // what Run reports (lag.go); nil in tests
 }
 
 // finish commits what is pending and closes the sink, before the group
@@ -207,6 +244,7 @@ func (c *consumer) assign(_ context.Context, _ *kgo.Client, parts map[string][]i
 	for _, p := range parts[c.cfg.Topic] {
 		c.assigned[p] = true
 	}
+	c.status.assign(c.cfg.Topic, parts[c.cfg.Topic])
 	c.log.Info("kafka partitions assigned", slog.Any("partitions", parts[c.cfg.Topic]))
 }
 
@@ -244,6 +282,7 @@ func (c *consumer) revoke(ctx context.Context, _ *kgo.Client, parts map[string][
 	for _, p := range parts[c.cfg.Topic] {
 		delete(c.assigned, p)
 	}
+	c.status.revoke(c.cfg.Topic, parts[c.cfg.Topic])
 }
 
 // loop polls and writes until ctx ends.
@@ -366,6 +405,7 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 		c.stale = false
 		return c.reseek(ctx)
 	}
+	c.noteFetched(fetches)
 	for _, fe := range fetches.Errors() {
 		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
 			continue
