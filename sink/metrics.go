@@ -25,7 +25,8 @@ import (
 //	icerun.sink.compactions   Compactions  closed partitions compacted
 //	icerun.sink.maintenance_failures  MaintenanceFailures  expiries and compactions failed after a commit
 //
-// They are added after every commit attempt, so a scrape between commits
+// Each is reported from Open on, at 0 until it counts something. They
+// are added after every commit attempt, so a scrape between commits
 // sees the counts of the last one. The same provider has the sink's
 // gauges of pending rows and of the last commit's age, and its commit
 // latency histogram (see gauges.go).
@@ -78,6 +79,7 @@ func newMeters(mp metric.MeterProvider, table string, s *Sink) (*meters, error) 
 		if err != nil {
 			return nil, err
 		}
+		c.Add(context.Background(), 0, out.attrs) // a series from the start, at 0
 		out.counters[i] = c
 	}
 	if err := out.gauges(m, table, s); err != nil {

@@ -48,7 +48,8 @@ var errCatalogUnreachable = errors.New("catalog unreachable")
 // exporter too when OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set), installed as the global
 // one so that the table writers' metrics are there too. The listener is
-// bound before startOps returns: an address in use fails here. Call close
+// bound before startOps returns: an address in use, or one that is not
+// an address, fails here (a usage error: exit 2). Call close
 // when the sink has stopped.
 func startOps(ctx context.Context, addr string, log *slog.Logger) (*opsServer, error) {
 	o := &opsServer{status: &kafka.Status{}}
@@ -67,7 +68,7 @@ func startOps(ctx context.Context, addr string, log *slog.Logger) (*opsServer, e
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("-http %s: %w", addr, err), mp.Shutdown(ctx))
+		return nil, errors.Join(fmt.Errorf("%w: -http %s: %w", errUsage, addr, err), mp.Shutdown(ctx))
 	}
 	otel.SetMeterProvider(mp)
 	o.mp = mp
