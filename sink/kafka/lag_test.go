@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
@@ -103,6 +105,24 @@ func TestStatusLagAndReadiness(t *testing.T) {
 	if err := c.status.Ready(time.Now()); !errors.Is(err, ErrNotAssigned) {
 		t.Fatalf("Ready before the assignment = %v, want ErrNotAssigned", err)
 	}
+	// A probe and a scraper read while the consumer runs (go test -race
+	// checks they may).
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	readers.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = c.status.Ready(time.Now())
+			_ = c.status.Partitions()
+			var rm metricdata.ResourceMetrics
+			_ = exp.Collect(ctx, &rm)
+		}
+	})
+	defer func() { close(stop); readers.Wait() }()
 	c.assign(ctx, nil, map[string][]int32{"orders": {0, 1}})
 	if err := c.status.Ready(time.Now()); err != nil {
 		t.Fatalf("Ready once assigned = %v", err)
