@@ -105,6 +105,9 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if cfg.ConnectTimeout < 0 {
 		return fmt.Errorf("%w: connect timeout %s: must be 0 (no limit) or more", ErrConfig, cfg.ConnectTimeout)
 	}
+	if cfg.SessionTimeout < 0 {
+		return fmt.Errorf("%w: session timeout %s: must be 0 (the default) or more", ErrConfig, cfg.SessionTimeout)
+	}
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 10_000
 	}

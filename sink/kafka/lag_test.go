@@ -26,6 +26,7 @@ import (
 
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
+	"github.com/icerun/icerun/sink/decode"
 )
 
 // errCatalogDown is the error of a switchCatalog's commits while down.
@@ -200,5 +201,18 @@ func TestStatusLagAndReadiness(t *testing.T) {
 	c.revoke(ctx, nil, map[string][]int32{"orders": {0, 1}})
 	if err := c.status.Ready(time.Now()); !errors.Is(err, ErrNotAssigned) {
 		t.Fatalf("Ready after the revoke = %v, want ErrNotAssigned", err)
+	}
+}
+
+func TestRunRefusesANegativeSessionTimeout(t *testing.T) {
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "orders", stopSchema(), *iceberg.UnpartitionedSpec, nil)
+	s, err := sink.Open(t.Context(), cat, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Run(t.Context(), s, Config{Brokers: []string{unreachable}, Topic: "t", Group: "g", Format: decode.JSONFormat(), SessionTimeout: -time.Second})
+	if !errors.Is(err, ErrConfig) {
+		t.Errorf("Run with SessionTimeout -1s = %v, want ErrConfig", err)
 	}
 }
