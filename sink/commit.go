@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
@@ -36,13 +37,16 @@ import (
 // *commit.UnknownOutcomeError, when it may be: the table decides) and the
 // batch is dropped: call [Sink.Start] and resume the source from the
 // positions it returns.
-func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
+func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 	if s.closed {
 		return commit.Result{}, ErrClosed
 	}
 	if len(s.pending) == 0 {
 		return commit.Result{}, nil
 	}
+	start := time.Now()
+	s.commitStarted(start)
+	defer func() { s.commitEnded(ctx, start, err) }()
 	for _, side := range s.sides() {
 		if len(side.pending) == 0 {
 			continue
@@ -71,7 +75,7 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 	}
 	lastSnap := snapshotID(s.tbl)
 	token := uuid.NewString()
-	res, err := snapshotcommit.Append(ctx, s.cat, snapshotcommit.AppendRequest{
+	res, err = snapshotcommit.Append(ctx, s.cat, snapshotcommit.AppendRequest{
 		Target: snapshotcommit.Target{
 			Op:        "sink: append " + s.name,
 			Ident:     s.ident,

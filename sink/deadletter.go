@@ -91,6 +91,7 @@ func (s *Sink) RejectMessage(ctx context.Context, from SourcePartition, offset i
 	if s.closed {
 		return ErrClosed
 	}
+	defer s.notePending()
 	mark := s.committed.get(from)
 	if p, ok := s.pending[from]; ok {
 		mark = p

@@ -27,8 +27,11 @@ import (
 //	icerun.sink.maintenance_failures  MaintenanceFailures  expiries and compactions failed after a commit
 //	icerun.sink.skipped       Skipped      messages passed by Sink.Skip
 //
-// They are added after every commit attempt, so a scrape between commits
-// sees the counts of the last one.
+// Each is reported from Open on, at 0 until it counts something. They
+// are added after every commit attempt, so a scrape between commits
+// sees the counts of the last one. The same provider has the sink's
+// gauges of pending rows and of the last commit's age, and its commit
+// latency histogram (see gauges.go).
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) error {
 		c.meterProvider = mp
@@ -41,6 +44,9 @@ type meters struct {
 	counters [12]metric.Int64Counter
 	attrs    metric.MeasurementOption
 	added    Stats
+	table    string
+	latency  metric.Float64Histogram // of commits (gauges.go)
+	reg      metric.Registration     // of the gauges' callback; nil once stopped
 }
 
 // meterNames are the counters' names and descriptions, in the order of
@@ -65,18 +71,23 @@ func statsFields(st Stats) [12]int64 {
 	return [12]int64{st.Appended, st.Redelivered, st.Duplicates, st.Late, st.LateDropped, st.LateRejected, st.DeadLetters, st.Commits, st.Fenced, st.Compactions, st.MaintenanceFailures, st.Skipped}
 }
 
-func newMeters(mp metric.MeterProvider, table string) (*meters, error) {
+// newMeters makes the counters, gauges and histogram of s, named table.
+func newMeters(mp metric.MeterProvider, table string, s *Sink) (*meters, error) {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
 	m := mp.Meter("github.com/icerun/icerun/sink")
-	out := &meters{attrs: metric.WithAttributes(attribute.String("icerun.table", table))}
+	out := &meters{attrs: metric.WithAttributes(attribute.String("icerun.table", table)), table: table}
 	for i, n := range meterNames {
 		c, err := m.Int64Counter(n[0], metric.WithDescription(n[1]))
 		if err != nil {
 			return nil, err
 		}
+		c.Add(context.Background(), 0, out.attrs) // a series from the start, at 0
 		out.counters[i] = c
+	}
+	if err := out.gauges(m, table, s); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -24,7 +24,8 @@ import (
 )
 
 // Sink appends rows delivered at least once to one Iceberg table, exactly
-// once (see the package documentation). Not safe for concurrent use.
+// once (see the package documentation). Not safe for concurrent use,
+// except [Sink.Health].
 //
 // Invariants, kept between calls:
 //   - committed holds the marks of the table state the sink last loaded or
@@ -65,6 +66,7 @@ type Sink struct {
 	since    time.Time // when the first pending row arrived
 	stats    Stats
 	meters   *meters // OpenTelemetry counters of stats (metrics.go)
+	health   healthState
 	closed   bool
 	isSide   bool // the side table's sink: committed by its main sink only
 	sideOpts []Option
@@ -106,12 +108,13 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 	}
 	s := &Sink{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, pending: marks{}, sideOpts: opts}
 	var err error
-	if s.meters, err = newMeters(cfg.meterProvider, s.name); err != nil {
+	if s.meters, err = newMeters(cfg.meterProvider, s.name, s); err != nil {
 		return nil, fmt.Errorf("%w: meters: %w", ErrBadOption, err)
 	}
 	if err := s.load(ctx); err != nil {
-		return nil, err
+		return nil, errors.Join(err, s.meters.stop())
 	}
+	s.notePending()
 	if cfg.eventTime != "" {
 		c, err := newEventClock(s.tbl, s.spec, cfg.eventTime, cfg.lateness)
 		if err != nil {
@@ -175,6 +178,7 @@ func (s *Sink) Start(ctx context.Context, sps ...SourcePartition) (map[SourcePar
 	if s.closed {
 		return nil, ErrClosed
 	}
+	defer s.notePending()
 	if len(s.pending) > 0 {
 		if _, err := s.Commit(ctx); err != nil && !errors.Is(err, ErrFenced) {
 			return nil, err
@@ -238,14 +242,14 @@ func (s *Sink) Close(ctx context.Context) error {
 	}
 	_, err := s.Commit(ctx)
 	s.closed = true
-	return err
+	return errors.Join(err, s.meters.stop())
 }
 
 // Abort drops what is pending (its files are removed) and closes the sink.
 // The table is left as it was.
 func (s *Sink) Abort(ctx context.Context) error {
 	s.closed = true
-	return s.discard(ctx)
+	return errors.Join(s.discard(ctx), s.meters.stop())
 }
 
 // discard drops the pending batch and its files.

@@ -30,6 +30,7 @@ func (s *Sink) Write(ctx context.Context, from SourcePartition, offsets []int64,
 	if s.closed {
 		return ErrClosed
 	}
+	defer s.notePending()
 	if rec == nil || int64(len(offsets)) != rec.NumRows() {
 		return fmt.Errorf("%w: %s: %d offsets for %d rows", ErrBadInput, from, len(offsets), numRows(rec))
 	}

@@ -20,14 +20,35 @@ import (
 // it; with neither variable set, nothing is installed and flush does
 // nothing.
 func exportMetrics(ctx context.Context) (flush func(context.Context) error, err error) {
-	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") == "" {
+	if !otlpConfigured() {
 		return func(context.Context) error { return nil }, nil
 	}
-	exp, err := otlpmetrichttp.New(ctx)
+	mp, err := newMeterProvider(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: OpenTelemetry metrics exporter: %w", errUsage, err)
+		return nil, err
 	}
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
 	otel.SetMeterProvider(mp)
 	return mp.Shutdown, nil
+}
+
+// otlpConfigured reports whether the environment names an OTLP endpoint.
+func otlpConfigured() bool {
+	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+}
+
+// newMeterProvider is a meter provider with readers, and the OTLP
+// exporter's periodic reader when the environment names an endpoint.
+func newMeterProvider(ctx context.Context, readers ...sdkmetric.Reader) (*sdkmetric.MeterProvider, error) {
+	var opts []sdkmetric.Option
+	for _, r := range readers {
+		opts = append(opts, sdkmetric.WithReader(r))
+	}
+	if otlpConfigured() {
+		exp, err := otlpmetrichttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: OpenTelemetry metrics exporter: %w", errUsage, err)
+		}
+		opts = append(opts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+	}
+	return sdkmetric.NewMeterProvider(opts...), nil
 }

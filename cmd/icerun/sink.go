@@ -39,7 +39,8 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	eventTime := fs.String("event-time", "", "event time column: rows for a partition the watermark closed go to TABLE_sink_late")
 	lateness := fs.Duration("allowed-lateness", time.Hour, "with -event-time: how far behind the newest event a row may be")
 	dropLate := fs.Bool("drop-late", false, "with -event-time: drop late rows (counted) instead of writing them to the side table")
-	session := fs.Duration("session-timeout", 0, "how long the group waits for a silent member before moving its partitions (default: the broker's)")
+	session := fs.Duration("session-timeout", kafka.DefaultSessionTimeout, "how long the group waits for a silent member (a killed pod) before moving its partitions; within the broker's group.min/max.session.timeout.ms (6s..30m by default)")
+	httpAddr := fs.String("http", "", "serve /healthz, /readyz and /metrics (Prometheus text format) on this address, e.g. :8080")
 	deadLetter := fs.String("dead-letter", "", "table (namespace.name, created when missing) for messages that are not rows of the table (bad JSON or Avro, a wrong type, a required field missing), with their bytes, reason and offset; without it such a message stops the sink (exit 65) at its offset")
 	keep := fs.Int("keep-snapshots", sink.DefaultKeepSnapshots, "expire the table's snapshots beyond the last N (checked every 10 commits); 0: never expire")
 	fs.StringVar(&e.logFormat, "log-format", envOr("ICERUN_LOG_FORMAT", "text"), "log format on stderr: text, json or none (ICERUN_LOG_FORMAT)")
@@ -119,7 +120,13 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	default:
 		opts = append(opts, sink.WithSnapshotExpiry(*keep, 0, sink.DefaultExpireEvery))
 	}
-	s, err := sink.Open(ctx, cat, ident, opts...)
+	ops, err := startOps(ctx, *httpAddr, log) // httpserve.go
+	if err != nil {
+		return err
+	}
+	defer ops.close(ctx)
+	ops.probeCatalog(cat, ident)
+	s, err := sink.Open(ctx, cat, ident, append(opts, ops.sinkOptions()...)...)
 	if err != nil {
 		return err
 	}
@@ -127,6 +134,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 		Brokers: strings.Split(*brokers, ","), Topics: strings.Split(*topic, ","), TopicRegex: *topicRegex, Group: *group,
 		Format: decode, Evolve: *evolve, Logger: log, SessionTimeout: *session, ConnectTimeout: *connect,
 		Options: kopts, Skip: skip,
+		Status: ops.status, MeterProvider: ops.meterProvider(),
 	})
 	if errors.Is(err, kafka.ErrNotConnected) {
 		return fmt.Errorf("%w; -connect-timeout sets how long the sink waits", err)

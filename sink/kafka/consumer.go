@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/sink"
@@ -47,8 +48,10 @@ type Config struct {
 	// MaxPollRecords bounds the records handled per poll (default 10,000).
 	MaxPollRecords int
 	// SessionTimeout is how long the group waits for a silent member
-	// (a killed process) before it moves its partitions (default: the
-	// broker's, 45 s).
+	// (a killed process) before it moves its partitions (default
+	// [DefaultSessionTimeout]). The broker refuses a value outside its
+	// group.min.session.timeout.ms and group.max.session.timeout.ms
+	// (6 s and 30 min by default).
 	SessionTimeout time.Duration
 	// ConnectTimeout bounds the wait, from the start of Run, for the
 	// brokers to answer a metadata request naming the topic (or for a
@@ -66,7 +69,24 @@ type Config struct {
 	// operator chose to drop no longer stops the stream.
 	Skip   []Offset
 	Logger *slog.Logger // default: nothing is logged
+	// Status, when set, is kept up to date by Run with the partitions
+	// assigned, their high watermarks and the table's positions, for a
+	// readiness probe ([Status.Ready]) or a report.
+	Status *Status
+	// MeterProvider has the consumer's gauges of lag, table position and
+	// high watermark per partition (see lag.go). Default: the global
+	// provider (otel.GetMeterProvider at Run).
+	MeterProvider metric.MeterProvider
 }
+
+// DefaultSessionTimeout is the session timeout of [Config] when it sets
+// none: a member killed without leaving the group (SIGKILL, a lost node)
+// has its partitions moved to the others this long after its last
+// heartbeat (franz-go sends one every 3 s). The Kafka client's own
+// default, 45 s, leaves those partitions unread for most of a minute; a
+// member that stops cleanly leaves the group at once whatever the
+// timeout.
+const DefaultSessionTimeout = 10 * time.Second
 
 // Source is the SourcePartition.Source of a partition of topic.
 func Source(topic string) string { return "kafka:" + topic }
@@ -107,16 +127,32 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if cfg.ConnectTimeout < 0 {
 		return fmt.Errorf("%w: connect timeout %s: must be 0 (no limit) or more", ErrConfig, cfg.ConnectTimeout)
 	}
+	if cfg.SessionTimeout < 0 {
+		return fmt.Errorf("%w: session timeout %s: must be 0 (the default) or more", ErrConfig, cfg.SessionTimeout)
+	}
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 10_000
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.SessionTimeout == 0 {
+		cfg.SessionTimeout = DefaultSessionTimeout
+	}
+	if cfg.Status == nil {
+		cfg.Status = &Status{}
+	}
+	cfg.Status.start(s)
+	defer cfg.Status.stop()
+	reg, err := cfg.Status.observe(cfg.MeterProvider, tableName(s))
+	if err != nil {
+		return fmt.Errorf("%w: meters: %w", ErrConfig, err)
+	}
+	defer reg.Unregister()
 	if len(cfg.Skip) > 0 {
 		cfg.Logger.Info("kafka sink: records to skip when reached", slog.Any("skip", cfg.Skip))
 	}
-	c := &consumer{s: s, cfg: cfg, sel: sel, log: cfg.Logger, assigned: map[topicPartition]bool{}}
+	c := &consumer{s: s, cfg: cfg, sel: sel, log: cfg.Logger, assigned: map[topicPartition]bool{}, status: cfg.Status}
 	// The client's own context: cancelled on the way out, it ends a join
 	// or sync the broker holds (up to the group's rebalance timeout),
 	// which leaving the group does not interrupt.
@@ -139,15 +175,18 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if sel.re != nil {
 		opts = append(opts, kgo.ConsumeRegex())
 	}
-	if cfg.SessionTimeout > 0 {
-		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
-	}
+	opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("kafka: %w", err)
 	}
 	c.cl = cl
+	wctx, stopWatch := context.WithCancel(cctx)
+	var watching sync.WaitGroup
+	watching.Go(func() { c.watchWatermarks(wctx) })
 	err = c.loop(ctx)
+	stopWatch()
+	watching.Wait()
 	cerr := c.finish(ctx)
 	c.leave(ctx, cancelClient)
 	if err == nil && cerr != nil {
@@ -182,6 +221,7 @@ type consumer struct {
 	closed bool
 	// connected is set by the first assignment.
 	connected bool
+	status    *Status // what Run reports (lag.go); nil in tests
 }
 
 // finish commits what is pending and closes the sink, before the group
@@ -226,10 +266,6 @@ func (c *consumer) leave(ctx context.Context, cancelClient context.CancelFunc) {
 }
 
 // topicPartition is one partition of one topic.
-type topicPartition struct {
-	topic     string
-	partition int32
-}
 
 func (tp topicPartition) sp() sink.SourcePartition {
 	return sink.SourcePartition{Source: Source(tp.topic), Partition: tp.partition}
@@ -246,6 +282,7 @@ func (c *consumer) assign(_ context.Context, _ *kgo.Client, parts map[string][]i
 		for _, p := range ps {
 			c.assigned[topicPartition{topic, p}] = true
 		}
+		c.status.assign(topic, ps)
 	}
 	c.log.Info("kafka partitions assigned", slog.Any("partitions", parts))
 }
@@ -288,6 +325,7 @@ func (c *consumer) revoke(ctx context.Context, _ *kgo.Client, parts map[string][
 		for _, p := range ps {
 			delete(c.assigned, topicPartition{topic, p})
 		}
+		c.status.revoke(topic, ps)
 	}
 }
 
@@ -424,6 +462,7 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 		c.stale = false
 		return c.reseek(ctx)
 	}
+	c.noteFetched(fetches)
 	for _, fe := range fetches.Errors() {
 		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
 			continue

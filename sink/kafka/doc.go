@@ -26,6 +26,15 @@
 // a field inside a struct column the struct lacks an optional field of it
 // ([sink.Sink.AddColumns]), before the rows that carry it.
 //
+// While [Run] runs, a [Status] ([Config.Status]) tells which partitions
+// this member holds, the broker's high watermark of each (from the
+// fetches, and from a ListOffsets request every 10 s) and the table's
+// position, hence the lag; [Status.Ready] is a readiness rule (partitions
+// assigned, [sink.Health.Check] passing). The same figures are gauges of
+// [Config.MeterProvider]. A member that dies without leaving the group
+// has its partitions moved after [DefaultSessionTimeout] (10 s) unless
+// [Config.SessionTimeout] says otherwise.
+//
 // Keeping this package apart from package sink means a program that does
 // not read Kafka never links a Kafka client, and keeping the decoders
 // apart from this one means a program that decodes JSON or Avro from
