@@ -1,0 +1,282 @@
+package table_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/table"
+)
+
+// event is one change of an order: the current-state table keeps the
+// latest per id.
+type event struct {
+	id      int64
+	region  string // the partition source column
+	status  string // "deleted" is a delete
+	version int64
+	offset  int64 // the source offset: the last tie-breaker
+	ts      time.Time
+}
+
+var changeSchema = iceberg.NewSchema(0,
+	iceberg.NestedField{ID: 1, Name: "order_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+	iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String},
+	iceberg.NestedField{ID: 3, Name: "status", Type: iceberg.PrimitiveTypes.String},
+	iceberg.NestedField{ID: 4, Name: "version", Type: iceberg.PrimitiveTypes.Int64},
+	iceberg.NestedField{ID: 5, Name: "offset", Type: iceberg.PrimitiveTypes.Int64},
+	iceberg.NestedField{ID: 6, Name: "event_ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+)
+
+var changeFields = []arrow.Field{
+	{Name: "order_id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "status", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "version", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "offset", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "event_ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+}
+
+func events(evs ...event) array.RecordReader {
+	return catalogtest.Reader(changeFields, len(evs), func(b *array.RecordBuilder, row int) {
+		e := evs[row]
+		b.Field(0).(*array.Int64Builder).Append(e.id)
+		b.Field(1).(*array.StringBuilder).Append(e.region)
+		b.Field(2).(*array.StringBuilder).Append(e.status)
+		b.Field(3).(*array.Int64Builder).Append(e.version)
+		b.Field(4).(*array.Int64Builder).Append(e.offset)
+		ts := e.ts
+		if ts.IsZero() {
+			ts = day0.Add(time.Duration(e.version) * time.Minute)
+		}
+		b.Field(5).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro()))
+	})
+}
+
+// byVersion is the change spec of the order tests: ordered by version,
+// then offset; status "deleted" deletes.
+var byVersion = table.ChangeSpec{
+	Key:    []string{"order_id"},
+	Order:  []string{"version", "offset"},
+	Delete: table.DeleteWhen{Column: "status", Value: "deleted"},
+}
+
+// changeModes are the table layouts every order test runs on.
+var changeModes = []struct {
+	name  string
+	props iceberg.Properties
+}{
+	{"cow-v2", iceberg.Properties{"format-version": "2"}},
+	{"cow-v3", iceberg.Properties{"format-version": "3"}},
+	{"mor-v2", iceberg.Properties{"format-version": "2", table.PropertyUpsertMode: table.ModeMergeOnRead}},
+	{"mor-v3", iceberg.Properties{"format-version": "3", table.PropertyUpsertMode: table.ModeMergeOnRead}},
+}
+
+// forEachMode runs f on a fresh orders_current table, partitioned by
+// region, in each layout.
+func forEachMode(t *testing.T, f func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer)) {
+	for _, m := range changeModes {
+		t.Run(m.name, func(t *testing.T) {
+			cat, _ := catalogtest.New(t)
+			spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
+			ident := catalogtest.CreateTable(t, cat, "orders_current", changeSchema, spec, m.props)
+			f(t, cat, ident, open(t, cat, ident))
+		})
+	}
+}
+
+func apply(t *testing.T, w *table.Writer, cs table.ChangeSpec, evs ...event) table.ChangeResult {
+	t.Helper()
+	rows := events(evs...)
+	defer rows.Release()
+	res, err := w.ApplyChanges(context.Background(), rows, cs)
+	require.NoError(t, err, "ApplyChanges(%v)", evs)
+	return res
+}
+
+// current reads the table: by order id, "region/status/version".
+func current(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) map[int64]string {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	require.NoError(t, err)
+	out := map[int64]string{}
+	if tbl.CurrentSnapshot() == nil {
+		return out
+	}
+	_, recs, err := tbl.Scan().ToArrowRecords(context.Background())
+	require.NoError(t, err)
+	for rec, err := range recs {
+		require.NoError(t, err)
+		ids := rec.Column(rec.Schema().FieldIndices("order_id")[0]).(*array.Int64)
+		reg := rec.Column(rec.Schema().FieldIndices("region")[0]).(*array.String)
+		st := rec.Column(rec.Schema().FieldIndices("status")[0]).(*array.String)
+		ver := rec.Column(rec.Schema().FieldIndices("version")[0]).(*array.Int64)
+		for i := range int(rec.NumRows()) {
+			id := ids.Value(i)
+			_, dup := out[id]
+			require.False(t, dup, "order %d has two live rows", id)
+			out[id] = fmt.Sprintf("%s/%s/%d", reg.Value(i), st.Value(i), ver.Value(i))
+		}
+		rec.Release()
+	}
+	return out
+}
+
+func TestApplyChangesLateOlderEventDoesNotOverwrite(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		apply(t, w, byVersion,
+			event{id: 1, region: "eu", status: "created", version: 1},
+			event{id: 1, region: "eu", status: "paid", version: 2},
+			event{id: 1, region: "eu", status: "shipped", version: 3},
+			event{id: 2, region: "eu", status: "created", version: 1})
+		require.Equal(t, map[int64]string{1: "eu/shipped/3", 2: "eu/created/1"}, current(t, cat, ident))
+
+		// "paid" at version 2 arrives late, after "shipped".
+		res := apply(t, w, byVersion, event{id: 1, region: "eu", status: "paid", version: 2})
+		assert.Equal(t, int64(1), res.Stale, "ApplyChanges(late paid).Stale")
+		assert.True(t, res.Unchanged, "ApplyChanges(late paid).Unchanged")
+		// A redelivered "created" beside a new change of another key.
+		res = apply(t, w, byVersion,
+			event{id: 1, region: "eu", status: "created", version: 1},
+			event{id: 2, region: "eu", status: "paid", version: 2})
+		assert.Equal(t, int64(1), res.Stale, "ApplyChanges(redelivered created, new paid).Stale")
+		assert.Equal(t, int64(1), res.Upserted, "ApplyChanges(redelivered created, new paid).Upserted")
+		assert.Equal(t, map[int64]string{1: "eu/shipped/3", 2: "eu/paid/2"}, current(t, cat, ident),
+			"after a late paid and a redelivered created, want the shipped state kept")
+	})
+}
+
+func TestApplyChangesDeleteStaysDeleted(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		apply(t, w, byVersion,
+			event{id: 1, region: "eu", status: "created", version: 1},
+			event{id: 2, region: "eu", status: "created", version: 1})
+		res := apply(t, w, byVersion, event{id: 1, region: "eu", status: "deleted", version: 4})
+		assert.Equal(t, int64(1), res.Deleted, "ApplyChanges(delete).Deleted")
+		assert.Equal(t, int64(1), res.Tombstones, "ApplyChanges(delete).Tombstones")
+		require.Equal(t, map[int64]string{2: "eu/created/1"}, current(t, cat, ident))
+
+		// The late "shipped" of the deleted order, and a delete that
+		// arrives before its order's creation.
+		res = apply(t, w, byVersion,
+			event{id: 1, region: "eu", status: "shipped", version: 3},
+			event{id: 3, region: "us", status: "deleted", version: 2})
+		assert.Equal(t, int64(1), res.Stale, "ApplyChanges(late shipped of a deleted order).Stale")
+		res = apply(t, w, byVersion, event{id: 3, region: "us", status: "created", version: 1})
+		assert.Equal(t, int64(1), res.Stale, "ApplyChanges(created after its delete).Stale")
+		assert.Equal(t, map[int64]string{2: "eu/created/1"}, current(t, cat, ident),
+			"after late events of deleted orders, want them to stay deleted")
+
+		// A newer event brings the key back.
+		apply(t, w, byVersion, event{id: 1, region: "eu", status: "created", version: 5})
+		assert.Equal(t, map[int64]string{1: "eu/created/5", 2: "eu/created/1"}, current(t, cat, ident))
+	})
+}
+
+func TestApplyChangesTiesAndMultiColumnOrder(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		// Order by version alone: two rows of version 2, the last wins.
+		byVersionOnly := byVersion
+		byVersionOnly.Order = []string{"version"}
+		apply(t, w, byVersionOnly,
+			event{id: 1, region: "eu", status: "paid", version: 2, offset: 7},
+			event{id: 1, region: "eu", status: "shipped", version: 2, offset: 3})
+		require.Equal(t, map[int64]string{1: "eu/shipped/2"}, current(t, cat, ident), "a tie: want the last in input order")
+
+		// Order by version, then offset: offset 9 wins over the later 8.
+		apply(t, w, byVersion,
+			event{id: 2, region: "eu", status: "paid", version: 2, offset: 9},
+			event{id: 2, region: "eu", status: "refunded", version: 2, offset: 8})
+		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 2, offset: 1})
+		assert.Equal(t, map[int64]string{1: "eu/shipped/2", 2: "eu/paid/2"}, current(t, cat, ident),
+			"ordered by (version, offset): want the greatest offset of version 2")
+	})
+}
+
+func TestApplyChangesPartitionChangeLeavesNoOldVersion(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		apply(t, w, byVersion,
+			event{id: 1, region: "eu", status: "created", version: 1},
+			event{id: 2, region: "eu", status: "created", version: 1},
+			// In one input: created in eu, moved to us.
+			event{id: 3, region: "eu", status: "created", version: 1},
+			event{id: 3, region: "us", status: "paid", version: 2})
+		require.Equal(t, map[int64]string{1: "eu/created/1", 2: "eu/created/1", 3: "us/paid/2"}, current(t, cat, ident))
+		res := apply(t, w, byVersion, event{id: 1, region: "us", status: "paid", version: 2})
+		assert.Equal(t, []string{"region=eu", "region=us"}, res.Partitions, "partitions of the move")
+		// A late old version in the old partition changes nothing.
+		apply(t, w, byVersion, event{id: 1, region: "eu", status: "created", version: 1})
+		assert.Equal(t, map[int64]string{1: "us/paid/2", 2: "eu/created/1", 3: "us/paid/2"}, current(t, cat, ident),
+			"after moving orders 1 and 3 to us, want no version of them left in eu")
+	})
+}
+
+func TestApplyChangesIsOneSnapshotAndRerunIsUnchanged(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		apply(t, w, byVersion,
+			event{id: 1, region: "eu", status: "created", version: 1},
+			event{id: 2, region: "us", status: "created", version: 1})
+		before := catalogtest.Snapshots(t, cat, ident)
+		batch := []event{
+			{id: 1, region: "eu", status: "deleted", version: 2},
+			{id: 2, region: "us", status: "paid", version: 2},
+			{id: 3, region: "eu", status: "created", version: 1},
+		}
+		res := apply(t, w, byVersion, batch...)
+		assert.Equal(t, before+1, catalogtest.Snapshots(t, cat, ident), "snapshots after upserts and a delete in one call")
+		assert.Equal(t, int64(2), res.Upserted, "Upserted")
+		assert.Equal(t, int64(1), res.Deleted, "Deleted")
+		want := map[int64]string{2: "us/paid/2", 3: "eu/created/1"}
+		require.Equal(t, want, current(t, cat, ident))
+
+		rerun := apply(t, w, byVersion, batch...)
+		assert.True(t, rerun.Unchanged, "rerun: Unchanged")
+		assert.Equal(t, int64(3), rerun.Stale, "rerun: Stale")
+		assert.Equal(t, int64(0), rerun.Tombstones, "rerun: Tombstones")
+		assert.Equal(t, before+1, catalogtest.Snapshots(t, cat, ident), "snapshots after the rerun")
+		assert.Equal(t, want, current(t, cat, ident), "table after the rerun")
+	})
+}
+
+func TestApplyChangesTombstoneWrittenTableNotCommitted(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		apply(t, w, byVersion, event{id: 1, region: "eu", status: "created", version: 1})
+		// The table's commit fails after the tombstone table's landed.
+		failing := &failMainCommit{Catalog: cat, ident: ident}
+		fw := open(t, failing, ident, table.WithRetry(commit.Policy{Attempts: 1}))
+		rows := events(event{id: 1, region: "eu", status: "deleted", version: 2})
+		_, err := fw.ApplyChanges(context.Background(), rows, byVersion)
+		rows.Release()
+		require.Error(t, err, "ApplyChanges with the table's commit failing")
+		require.Equal(t, map[int64]string{1: "eu/created/1"}, current(t, cat, ident), "the table after its commit failed")
+
+		res := apply(t, w, byVersion, event{id: 1, region: "eu", status: "deleted", version: 2})
+		assert.Equal(t, int64(1), res.Deleted, "rerun: Deleted")
+		assert.Equal(t, map[int64]string{}, current(t, cat, ident), "the table after the rerun")
+	})
+}
+
+// failMainCommit fails every commit of ident (not of its side tables).
+type failMainCommit struct {
+	catalog.Catalog
+	ident icetable.Identifier
+}
+
+func (c *failMainCommit) CommitTable(ctx context.Context, ident icetable.Identifier, reqs []icetable.Requirement, ups []icetable.Update) (icetable.Metadata, string, error) {
+	if fmt.Sprint(ident) == fmt.Sprint(c.ident) {
+		return nil, "", errors.New("injected: the catalog refuses the commit")
+	}
+	return c.Catalog.CommitTable(ctx, ident, reqs, ups)
+}
