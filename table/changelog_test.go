@@ -280,3 +280,106 @@ func (c *failMainCommit) CommitTable(ctx context.Context, ident icetable.Identif
 	}
 	return c.Catalog.CommitTable(ctx, ident, reqs, ups)
 }
+
+func TestApplyChangesMergeOnReadWritesDeleteFiles(t *testing.T) {
+	for _, format := range []string{"2", "3"} {
+		t.Run("v"+format, func(t *testing.T) {
+			cat, _ := catalogtest.New(t)
+			spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
+			ident := catalogtest.CreateTable(t, cat, "orders_current", changeSchema, spec,
+				iceberg.Properties{"format-version": format, table.PropertyUpsertMode: table.ModeMergeOnRead})
+			w := open(t, cat, ident)
+			apply(t, w, byVersion,
+				event{id: 1, region: "eu", status: "created", version: 1},
+				event{id: 2, region: "eu", status: "created", version: 1})
+			apply(t, w, byVersion,
+				event{id: 1, region: "us", status: "paid", version: 2},
+				event{id: 2, region: "eu", status: "deleted", version: 2})
+			sum := summary(t, cat, ident)
+			deletes := "added-position-delete-files"
+			if format == "3" {
+				deletes = "added-dvs"
+			}
+			assert.Equal(t, "1", sum.Properties[deletes], "summary %s of a move and a delete in one partition", deletes)
+			assert.Equal(t, "2", sum.Properties["added-position-deletes"], "summary added-position-deletes")
+			assert.Equal(t, "1", sum.Properties["added-records"], "summary added-records")
+			assert.Equal(t, map[int64]string{1: "us/paid/2"}, current(t, cat, ident))
+		})
+	}
+}
+
+func TestUpsertNewerOnly(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, _ *table.Writer) {
+		w := open(t, cat, ident, table.WithUpsertOrder("version", "offset"), table.WithUpsertNewerOnly())
+		upsertEvents := func(evs ...event) commit.Result {
+			rows := events(evs...)
+			defer rows.Release()
+			res, err := w.Upsert(context.Background(), rows, "order_id")
+			require.NoError(t, err)
+			return res
+		}
+		upsertEvents(event{id: 1, region: "eu", status: "shipped", version: 3}, event{id: 2, region: "eu", status: "created", version: 1})
+		res := upsertEvents(event{id: 1, region: "eu", status: "paid", version: 2}, event{id: 2, region: "eu", status: "paid", version: 2})
+		assert.Equal(t, int64(1), res.Stale, "Upsert(late paid of a shipped order, new paid).Stale")
+		assert.Equal(t, map[int64]string{1: "eu/shipped/3", 2: "eu/paid/2"}, current(t, cat, ident),
+			"after an older upsert with WithUpsertNewerOnly, want the newer state kept")
+	})
+}
+
+func TestUpsertNewerOnlyNeedsOrder(t *testing.T) {
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "orders_current", changeSchema, *iceberg.UnpartitionedSpec, nil)
+	_, err := table.Open(context.Background(), cat, ident, table.WithUpsertNewerOnly())
+	assert.ErrorIs(t, err, table.ErrBadOption, "Open(WithUpsertNewerOnly without WithUpsertOrder)")
+}
+
+func TestApplyChangesRetentionRoutesOldUnknownKeysToLateTable(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		cs := table.ChangeSpec{
+			Key:       []string{"order_id"},
+			Order:     []string{"event_ts", "offset"},
+			Delete:    table.DeleteWhen{Column: "status", Value: "deleted"},
+			Retention: 24 * time.Hour,
+		}
+		at := func(days int) time.Time { return day0.AddDate(0, 0, days) }
+		apply(t, w, cs,
+			event{id: 1, region: "eu", status: "created", ts: at(0)},
+			event{id: 2, region: "eu", status: "created", ts: at(0)})
+		apply(t, w, cs, event{id: 1, region: "eu", status: "deleted", ts: at(10)})
+		// Day 10 is the newest order: the bound is day 9. Order 1's
+		// tombstone holds; order 3 is unknown and older than the bound;
+		// order 4 is unknown and within it.
+		res := apply(t, w, cs,
+			event{id: 1, region: "eu", status: "shipped", ts: at(5)},
+			event{id: 3, region: "eu", status: "created", ts: at(2)},
+			event{id: 4, region: "eu", status: "created", ts: at(9).Add(time.Hour)})
+		assert.Equal(t, int64(1), res.Stale, "Stale (the deleted order's late event)")
+		assert.Equal(t, int64(1), res.LateRows, "LateRows (the unknown order older than the bound)")
+		assert.Equal(t, "db.orders_current_late", res.LateTable, "LateTable")
+		assert.Equal(t, int64(1), res.Upserted, "Upserted")
+		assert.Equal(t, map[int64]string{2: "eu/created/0", 4: "eu/created/0"}, current(t, cat, ident))
+
+		late, err := cat.LoadTable(context.Background(), table.LateTable(ident))
+		require.NoError(t, err)
+		arrowTbl, err := late.Scan(icetable.WithSelectedFields("order_id", table.LateReason)).ToArrowTable(context.Background())
+		require.NoError(t, err)
+		defer arrowTbl.Release()
+		require.Equal(t, int64(1), arrowTbl.NumRows(), "rows of the late table")
+		assert.Equal(t, int64(3), arrowTbl.Column(0).Data().Chunk(0).(*array.Int64).Value(0), "late order id")
+		assert.Equal(t, table.ReasonPastRetention, arrowTbl.Column(1).Data().Chunk(0).(*array.String).Value(0), "late reason")
+
+		// A rerun routes it again into the same late partition: still one.
+		apply(t, w, cs, event{id: 3, region: "eu", status: "created", ts: at(2)})
+		assert.Equal(t, 1, countRows(t, cat, table.LateTable(ident)), "late rows after the rerun")
+	})
+}
+
+func countRows(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) int {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	require.NoError(t, err)
+	at, err := tbl.Scan().ToArrowTable(context.Background())
+	require.NoError(t, err)
+	defer at.Release()
+	return int(at.NumRows())
+}
