@@ -383,3 +383,20 @@ func countRows(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) int
 	defer at.Release()
 	return int(at.NumRows())
 }
+
+func TestApplyChangesComparesAgainWhenTheTableMoved(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		apply(t, w, byVersion, event{id: 1, region: "eu", status: "created", version: 1})
+		// Another writer commits "shipped" between this call's comparison
+		// and its commit of the older "paid".
+		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "eu", status: "shipped", version: 3})
+		}}
+		rows := events(event{id: 1, region: "eu", status: "paid", version: 2})
+		defer rows.Release()
+		res, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), res.Stale, "Stale of the change that lost the race to a newer one")
+		assert.Equal(t, map[int64]string{1: "eu/shipped/3"}, current(t, cat, ident), "after the race, want the newer state")
+	})
+}
