@@ -251,6 +251,11 @@ func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, 
 	}
 	r.Stale, r.LateRows, r.LateTable = out.Stale, out.LateRows, out.LateTable
 	out.Result = r
+	if err == nil {
+		if err = ts.prune(ctx, bound); err != nil {
+			err = fmt.Errorf("%s: committed, but pruning the forgotten tombstones failed: %w", op, err)
+		}
+	}
 	return out, err
 }
 

@@ -371,6 +371,17 @@ func TestApplyChangesRetentionRoutesOldUnknownKeysToLateTable(t *testing.T) {
 		// A rerun routes it again into the same late partition: still one.
 		apply(t, w, cs, event{id: 3, region: "eu", status: "created", ts: at(2)})
 		assert.Equal(t, 1, countRows(t, cat, table.LateTable(ident)), "late rows after the rerun")
+		assert.Equal(t, 1, countRows(t, cat, table.TombstoneTable(ident)), "tombstones within the retention")
+
+		// Day 20 moves the bound to day 19: order 1's tombstone (day 10) is
+		// forgotten and pruned, and its event of day 12 is late.
+		apply(t, w, cs, event{id: 5, region: "eu", status: "created", ts: at(20)})
+		if n := countRows(t, cat, table.TombstoneTable(ident)); n != 0 {
+			t.Errorf("tombstones after the bound passed them = %d, want 0", n)
+		}
+		res = apply(t, w, cs, event{id: 1, region: "eu", status: "shipped", ts: at(12)})
+		assert.Equal(t, int64(1), res.LateRows, "LateRows of a forgotten key's old event")
+		assert.NotContains(t, current(t, cat, ident), int64(1), "the forgotten key's old event must not be applied")
 	})
 }
 

@@ -253,3 +253,57 @@ func newestBound(ctx context.Context, tbl *icetable.Table, col string) (orderVal
 	}
 	return out, nil
 }
+
+// prune deletes the tombstones whose first order value is below bound
+// (forgotten ones), merge-on-read, in a commit of the tombstone table of
+// its own after the table's: a tombstone pruned or not reads the same
+// once it is older than the bound. Nothing is read or committed when no
+// file of the tombstone table may hold one. Format v1 tombstone tables
+// are not pruned.
+func (ts *tombstones) prune(ctx context.Context, bound *orderValue) error {
+	if ts.w == nil || bound == nil {
+		return nil
+	}
+	tbl, err := ts.w.head(ctx)
+	if err != nil || tbl.CurrentSnapshot() == nil || tbl.Metadata().Version() < 2 {
+		return err
+	}
+	col := ts.cs.Order[0]
+	f, ok := tbl.Schema().FindFieldByName(col)
+	if !ok {
+		return nil
+	}
+	var lit iceberg.BooleanExpression
+	ref := iceberg.Reference(col)
+	_, narrow := f.Type.(iceberg.DateType)
+	switch f.Type.(type) {
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		lit = iceberg.LessThan(ref, iceberg.Timestamp(bound.i))
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		lit = iceberg.LessThan(ref, iceberg.TimestampNano(bound.i))
+	case iceberg.DateType:
+		lit = iceberg.LessThan(ref, iceberg.Date(int32(bound.i)))
+	default:
+		return nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return err
+	}
+	old := false
+	for _, t := range tasks {
+		if v, ok := littleEndianInt(t.File.LowerBoundValues()[f.ID], narrow); !ok || v < bound.i {
+			old = true
+			break
+		}
+	}
+	if !old {
+		return nil
+	}
+	key, err := ts.w.Key("")
+	if err != nil {
+		return err
+	}
+	_, err = ts.w.DeleteWhere(ctx, key, lit)
+	return err
+}
