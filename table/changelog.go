@@ -41,7 +41,8 @@ type ChangeSpec struct {
 	// Retention is how long a tombstone counts, in the first order
 	// column's time (a timestamp or date column): a key deleted with an
 	// order older than the newest order the table, its tombstones and
-	// the input hold minus Retention is forgotten, and an event older
+	// the input hold minus Retention is forgotten (and deleted from the
+	// tombstone table after the table's commit), and an event older
 	// than that bound for a key the table does not know is routed to the
 	// late table ([LateTable]) instead of applied, and counted in
 	// [commit.Result].LateRows. Zero keeps tombstones for ever and routes
