@@ -41,9 +41,14 @@ var (
 // Duplicate keys in the input: identical rows (same values in every
 // column) count once, so a batch that holds a redelivered event twice is
 // the same as the batch with it once. Different rows with one key are
-// decided by the [WithUpsertOrder] column, the greatest value winning;
-// without it, or on a tie, the call fails with [ErrDuplicateKey]. A key
-// must map to one partition within one input.
+// decided by the [WithUpsertOrder] columns, the greatest order winning;
+// without them, or on a tie, the call fails with [ErrDuplicateKey]. A key
+// must map to one partition within one input. With [WithUpsertNewerOnly]
+// a key's winning row is also compared with the rows the table holds of
+// the key: one not newer changes nothing and is counted in
+// [commit.Result].Stale. [Writer.ApplyChanges] is the write for change
+// streams: it never fails on a tie, takes deletes, and moves a key
+// between partitions.
 //
 // Rows already in a partition with a key of the input are all replaced,
 // so upserting a key leaves exactly one row of it in its partition.
