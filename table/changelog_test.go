@@ -411,3 +411,29 @@ func TestApplyChangesComparesAgainWhenTheTableMoved(t *testing.T) {
 		assert.Equal(t, map[int64]string{1: "eu/shipped/3"}, current(t, cat, ident), "after the race, want the newer state")
 	})
 }
+
+func TestApplyChangesBadSpec(t *testing.T) {
+	cat, _ := catalogtest.New(t)
+	ident := catalogtest.CreateTable(t, cat, "orders_current", changeSchema, *iceberg.UnpartitionedSpec, iceberg.Properties{"format-version": "2"})
+	w := open(t, cat, ident)
+	for _, tc := range []struct {
+		name string
+		cs   table.ChangeSpec
+	}{
+		{"no key", table.ChangeSpec{Order: []string{"version"}}},
+		{"no order", table.ChangeSpec{Key: []string{"order_id"}}},
+		{"unknown key column", table.ChangeSpec{Key: []string{"nope"}, Order: []string{"version"}}},
+		{"unknown order column", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"nope"}}},
+		{"unknown delete column", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"version"}, Delete: table.DeleteWhen{Column: "nope", Value: "x"}}},
+		{"retention on an integer order", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"version"}, Retention: time.Hour}},
+		{"negative retention", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"event_ts"}, Retention: -time.Hour}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := events(event{id: 1, region: "eu", status: "created", version: 1})
+			defer rows.Release()
+			_, err := w.ApplyChanges(context.Background(), rows, tc.cs)
+			assert.ErrorIs(t, err, table.ErrBadChangeSpec, "ApplyChanges(%+v)", tc.cs)
+		})
+	}
+	assert.Equal(t, 0, catalogtest.Snapshots(t, cat, ident), "snapshots after bad change specs")
+}
