@@ -18,6 +18,10 @@ type Result struct {
 	// Ignored lists input fields that matched no table column and were
 	// ignored (schema.IgnoreUnknown).
 	Ignored []string
+	// Stale counts the input keys whose change was not newer, by its
+	// ordering columns, than what the table holds (a changelog write, or
+	// an upsert that compares with the stored rows): they changed nothing.
+	Stale int64
 
 	// The fields below are set by a window replace (table's
 	// Writer.ReplaceWindow) and are zero otherwise.

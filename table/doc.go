@@ -15,6 +15,14 @@
 // version, the schema id, the partitions and a fingerprint of the input
 // (the commit.Summary* constants).
 //
+// # Change streams
+//
+// [Writer.ApplyChanges] keeps the latest state of each key from a change
+// stream: upserts and deletes ordered by columns of the rows (a version,
+// an event time, a source offset), each compared with what the table
+// holds, so a late or redelivered older event changes nothing; deletes
+// leave tombstones in [TombstoneTable]. One call is one snapshot.
+//
 // # Write-audit-publish
 //
 // A Writer opened [WithBranch] commits every write to that branch; main

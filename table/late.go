@@ -15,13 +15,21 @@ import (
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/schema"
 )
 
 // Columns the late table adds to the table's own.
 const (
-	LateRunID     = "_icerun_run_id"    // the run that routed the row
-	LatePartition = "_icerun_partition" // the canonical key of the partition the row belongs to
-	LateWindow    = "_icerun_window"    // the last key of the window that routed it; the late table's partition
+	LateRunID     = "_icerun_run_id"      // the run that routed the row
+	LatePartition = "_icerun_partition"   // the canonical key of the partition the row belongs to
+	LateWindow    = "_icerun_window"      // the last key of the window that routed it; the late table's partition
+	LateReason    = "_icerun_late_reason" // why the row is late (optional: a late table created without it takes rows without it)
+)
+
+// Reasons a row is late, in the late table's LateReason column.
+const (
+	ReasonOutsideWindow = "outside the window"             // Writer.ReplaceWindow: its partition is not in the window
+	ReasonPastRetention = "older than the retention bound" // Writer.ApplyChanges: a key the table does not know, older than its tombstones are kept
 )
 
 // LateTable is the side table of ident that [RouteLate] makes
@@ -55,6 +63,7 @@ type lateRoute struct {
 	in     *arrow.Schema // the resolved schema of the main table's rows
 	out    *arrow.Schema // in without field ids, plus the late columns
 	window string        // canonical text of the window's last key
+	reason string        // the rows' LateReason
 
 	started bool
 	ch      chan arrow.RecordBatch
@@ -64,14 +73,14 @@ type lateRoute struct {
 }
 
 func (w *Writer) newLateRoute(main *icetable.Table, in *arrow.Schema, last partition.Key) *lateRoute {
-	fields := make([]arrow.Field, 0, in.NumFields()+3)
+	fields := make([]arrow.Field, 0, in.NumFields()+4)
 	for _, f := range in.Fields() {
 		fields = append(fields, arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable})
 	}
-	for _, n := range []string{LateRunID, LatePartition, LateWindow} {
+	for _, n := range []string{LateRunID, LatePartition, LateWindow, LateReason} {
 		fields = append(fields, arrow.Field{Name: n, Type: arrow.BinaryTypes.String})
 	}
-	return &lateRoute{w: w, main: main, in: in, out: arrow.NewSchema(fields, nil), window: last.String()}
+	return &lateRoute{w: w, main: main, in: in, out: arrow.NewSchema(fields, nil), window: last.String(), reason: ReasonOutsideWindow}
 }
 
 // send routes the rows of rec (the late rows of a batch whose row keys
@@ -101,7 +110,12 @@ func (l *lateRoute) send(ctx context.Context, rec arrow.RecordBatch, keys []part
 	}
 	win := b.NewArray()
 	defer win.Release()
-	out := array.NewRecordBatch(l.out, append(cols, run, part, win), rec.NumRows())
+	for range rec.NumRows() {
+		b.Append(l.reason)
+	}
+	why := b.NewArray()
+	defer why.Release()
+	out := array.NewRecordBatch(l.out, append(cols, run, part, win, why), rec.NumRows())
 	select {
 	case l.ch <- out:
 		return nil
@@ -206,11 +220,13 @@ func (w *Writer) lateWriter(ctx context.Context, main *icetable.Table, create bo
 		return nil, fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
 	}
 	cfg := w.cfg
+	cfg.unknown = schema.IgnoreUnknown // a late table created without LateReason
 	return &Writer{cat: w.cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, tbl: tbl, obs: w.obs, commitTurn: newTurn()}, nil
 }
 
 // createLate creates the late table: the columns of sch, then the late
-// columns, partitioned by identity(LateWindow).
+// columns (LateReason optional, the others required), partitioned by
+// identity(LateWindow).
 func createLate(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, sch *iceberg.Schema) (*icetable.Table, error) {
 	fields := sch.Fields()
 	next := sch.HighestFieldID()
@@ -218,7 +234,10 @@ func createLate(ctx context.Context, cat catalog.Catalog, ident icetable.Identif
 		next++
 		fields = append(fields, iceberg.NestedField{ID: next, Name: n, Type: iceberg.PrimitiveTypes.String, Required: true})
 	}
-	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{next}, FieldID: 1000, Name: LateWindow, Transform: iceberg.IdentityTransform{}})
+	window := next
+	next++
+	fields = append(fields, iceberg.NestedField{ID: next, Name: LateReason, Type: iceberg.PrimitiveTypes.String})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{window}, FieldID: 1000, Name: LateWindow, Transform: iceberg.IdentityTransform{}})
 	tbl, err := cat.CreateTable(ctx, ident, iceberg.NewSchema(0, fields...), catalog.WithPartitionSpec(&spec))
 	if errors.Is(err, catalog.ErrTableAlreadyExists) { // created concurrently
 		return cat.LoadTable(ctx, ident)

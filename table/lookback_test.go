@@ -87,7 +87,7 @@ func TestReplaceWindowLatePolicies(t *testing.T) {
 			require.Equal(t, "db.fact_orders_late", res.LateTable)
 			first := catalogtest.CanonicalScan(t, cat, lateIdent)
 			require.Equal(t, 3, strings.Count(string(first), "\n"))
-			require.Contains(t, string(first), "|"+w.RunID()+"|event_date=2026-07-09|event_date=2026-07-14\n")
+			require.Contains(t, string(first), "|"+w.RunID()+"|event_date=2026-07-09|event_date=2026-07-14|"+table.ReasonOutsideWindow+"\n")
 
 			// The same nightly run again, by another run: no duplicate in
 			// the late table, the window unchanged.

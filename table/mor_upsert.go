@@ -53,7 +53,7 @@ type deltaPlanner func(ctx context.Context, tbl *icetable.Table, k partition.Key
 // of their keys, all in one snapshot. A partition with equality deletes
 // makes the whole upsert copy-on-write.
 func (u *upsert) runMOR(ctx context.Context, tbl *icetable.Table) (commit.Result, error) {
-	res, err := commitDeltas(ctx, u.w, u.op, tbl, u.spec, u.chg.keys(), u.planDelta)
+	res, err := commitDeltas(ctx, u.w, u.op, tbl, u.spec, u.keys(), u.planDelta)
 	if errors.Is(err, errEqualityDeletes) {
 		return u.run(ctx, tbl)
 	}
@@ -62,12 +62,14 @@ func (u *upsert) runMOR(ctx context.Context, tbl *icetable.Table) (commit.Result
 
 // planDelta plans the upsert's change of partition k on tbl.
 func (u *upsert) planDelta(ctx context.Context, tbl *icetable.Table, k partition.Key) (*rowDelta, error) {
-	rng := newKeyRange(u.keyColumns)
-	win, err := u.chg.winners(ctx, k, rng)
+	if err := u.plan.check(tbl); err != nil {
+		return nil, err
+	}
+	win, rng, err := u.winners(ctx, tbl, k)
 	if err != nil {
 		return nil, err
 	}
-	fp := changeFingerprint("mor-upsert", u.keyColumns, win)
+	fp := changeFingerprint(u.plan.kind(), u.keyColumns, win)
 	d, err := locateDelta(ctx, u.w, tbl, u.spec, k, u.keyColumns, win, rng, fp)
 	if d == nil || err != nil {
 		return d, err

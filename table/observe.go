@@ -118,6 +118,7 @@ const (
 	opReplace          = "replace"
 	opReplaceWindow    = "replace_window"
 	opUpsert           = "upsert"
+	opApplyChanges     = "apply_changes"
 	opDelete           = "delete"
 	opCompact          = "compact"
 	opPublish          = "publish"

@@ -32,12 +32,15 @@ type config struct {
 	// replaceRowGroupRows, or Upsert's and Compact's (rewriteRowGroupRows,
 	// compactRowGroupRows).
 	rowGroupRows int64
-	upsertOrder  string         // options_upsert.go
-	writeMode    WriteMode      // mor_mode.go
-	compact      *CompactPolicy // compact_policy.go; nil: DefaultCompactPolicy
-	contract     *schema.Contract
-	branch       string // options_branch.go; "" is main
-	force        bool
+	upsertOrder  []string // options_upsert.go
+	// upsertNewerOnly: Upsert compares with the stored rows' order
+	// (options_upsert.go).
+	upsertNewerOnly bool
+	writeMode       WriteMode      // mor_mode.go
+	compact         *CompactPolicy // compact_policy.go; nil: DefaultCompactPolicy
+	contract        *schema.Contract
+	branch          string // options_branch.go; "" is main
+	force           bool
 	// observe.go
 	logger         *slog.Logger
 	tracerProvider trace.TracerProvider

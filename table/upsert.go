@@ -41,9 +41,14 @@ var (
 // Duplicate keys in the input: identical rows (same values in every
 // column) count once, so a batch that holds a redelivered event twice is
 // the same as the batch with it once. Different rows with one key are
-// decided by the [WithUpsertOrder] column, the greatest value winning;
-// without it, or on a tie, the call fails with [ErrDuplicateKey]. A key
-// must map to one partition within one input.
+// decided by the [WithUpsertOrder] columns, the greatest order winning;
+// without them, or on a tie, the call fails with [ErrDuplicateKey]. A key
+// must map to one partition within one input. With [WithUpsertNewerOnly]
+// a key's winning row is also compared with the rows the table holds of
+// the key: one not newer changes nothing and is counted in
+// [commit.Result].Stale. [Writer.ApplyChanges] is the write for change
+// streams: it never fails on a tie, takes deletes, and moves a key
+// between partitions.
 //
 // Rows already in a partition with a key of the input are all replaced,
 // so upserting a key leaves exactly one row of it in its partition.
@@ -137,6 +142,11 @@ func (w *Writer) upsert(ctx context.Context, op string, rows array.RecordReader,
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
 	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: keyColumns, chg: chg, cfg: w.cfg}
+	if w.cfg.upsertNewerOnly {
+		if err := u.readStored(ctx, tbl); err != nil {
+			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		}
+	}
 	var result commit.Result
 	if w.cfg.mergeOnRead(tbl) {
 		result, err = u.runMOR(ctx, tbl)
@@ -144,7 +154,35 @@ func (w *Writer) upsert(ctx context.Context, op string, rows array.RecordReader,
 		result, err = u.run(ctx, tbl)
 	}
 	result.Ignored = res.Ignored()
+	for _, n := range u.stale {
+		result.Stale += n
+	}
 	return result, err
+}
+
+// readStored reads the greatest order the table holds of each input key,
+// for WithUpsertNewerOnly.
+func (u *upsert) readStored(ctx context.Context, tbl *icetable.Table) error {
+	keys := map[string]struct{}{}
+	rng := newKeyRange(u.keyColumns)
+	for _, k := range u.chg.keys() {
+		win, err := u.chg.resolve(ctx, k, rng)
+		if err != nil {
+			return err
+		}
+		for key := range win {
+			keys[key] = struct{}{}
+		}
+	}
+	stored, err := readStored(ctx, tbl, nil, u.keyColumns, u.cfg.upsertOrder, keys, rng)
+	if err != nil {
+		return err
+	}
+	u.stored, u.stale = make(map[string]orderKey, len(stored)), map[partition.Key]int64{}
+	for key, s := range stored {
+		u.stored[key] = s.ord
+	}
+	return nil
 }
 
 // upsert is one Upsert call after its input is read.
@@ -157,6 +195,15 @@ type upsert struct {
 	keyColumns []string
 	chg        *changes
 	cfg        config
+	// plan, when set, is the change of a changelog write (changelog.go):
+	// the partitions it touches and each one's keys, in place of the
+	// input's winners.
+	plan *changePlan
+	// stored, when set, holds the greatest order the table holds of each
+	// input key (WithUpsertNewerOnly): input rows not newer change
+	// nothing, and are counted in stale, by partition.
+	stored map[string]orderKey
+	stale  map[partition.Key]int64
 }
 
 // baseMovedError says that partitions changed since they were merged.
@@ -169,7 +216,7 @@ func (e *baseMovedError) Error() string {
 // run merges every touched partition and commits, merging again the
 // partitions another writer changed in between.
 func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, error) {
-	keys := u.chg.keys()
+	keys := u.keys()
 	if len(keys) == 0 {
 		r := commit.Result{Unchanged: true}
 		if s := tbl.CurrentSnapshot(); s != nil {

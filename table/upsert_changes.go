@@ -1,7 +1,6 @@
 package table
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -29,7 +28,7 @@ type changes struct {
 	spill      *stager
 	files      map[partition.Key][]iceberg.DataFile
 	keyColumns []string
-	order      string
+	order      []string
 }
 
 // winner is the input row that a key resolves to. tie holds the key's
@@ -37,31 +36,8 @@ type changes struct {
 // unless a greater one comes.
 type winner struct {
 	hash fingerprint.Hash
-	ord  orderValue
+	ord  orderKey
 	tie  string
-}
-
-type orderValue struct {
-	valid bool
-	i     int64
-	s     string
-}
-
-func (a orderValue) compare(b orderValue) int {
-	switch {
-	case !a.valid || !b.valid:
-		return cmp.Compare(boolInt(a.valid), boolInt(b.valid))
-	case a.s != "" || b.s != "":
-		return strings.Compare(a.s, b.s)
-	}
-	return cmp.Compare(a.i, b.i)
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // release removes the spill files.
@@ -187,6 +163,19 @@ func (c *changes) each(ctx context.Context, k partition.Key, fn func(rec arrow.R
 // input order): by key bytes, the hash of the row that wins. When rng is
 // not nil it gets the first key column's values.
 func (c *changes) winners(ctx context.Context, k partition.Key, rng *keyRange) (map[string]fingerprint.Hash, error) {
+	win, err := c.resolve(ctx, k, rng)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]fingerprint.Hash, len(win))
+	for key, w := range win {
+		out[key] = w.hash
+	}
+	return out, nil
+}
+
+// resolve is winners, with each winner's order.
+func (c *changes) resolve(ctx context.Context, k partition.Key, rng *keyRange) (map[string]winner, error) {
 	enc, err := recordid.NewEncoder(c.keyColumns...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
@@ -201,7 +190,7 @@ func (c *changes) winners(ctx context.Context, k partition.Key, rng *keyRange) (
 		if err := enc.Bind(rec); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 		}
-		ordOf, err := orderColumn(rec, c.order)
+		ordOf, err := orderColumns(rec, c.order)
 		if err != nil {
 			return err
 		}
@@ -229,26 +218,24 @@ func (c *changes) winners(ctx context.Context, k partition.Key, rng *keyRange) (
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]fingerprint.Hash, len(win))
 	var ties []string
-	for key, w := range win {
+	for _, w := range win {
 		if w.tie != "" {
 			ties = append(ties, w.tie)
 		}
-		out[key] = w.hash
 	}
 	if len(ties) > 0 {
 		slices.Sort(ties)
 		return nil, fmt.Errorf("%w: key %s has different rows in the input%s", ErrDuplicateKey, ties[0], orderHint(c.order))
 	}
-	return out, nil
+	return win, nil
 }
 
-func orderHint(order string) string {
-	if order == "" {
+func orderHint(order []string) string {
+	if len(order) == 0 {
 		return " (no WithUpsertOrder column decides between them)"
 	}
-	return fmt.Sprintf(" with the same %s", order)
+	return fmt.Sprintf(" with the same %s", strings.Join(order, ", "))
 }
 
 // keyText prints the key columns of row, for error messages.
@@ -260,40 +247,4 @@ func keyText(rec arrow.RecordBatch, keyColumns []string, row int) string {
 		}
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
-}
-
-// orderColumn returns the order value of each row of rec's column name;
-// without a name every row has the zero value.
-func orderColumn(rec arrow.RecordBatch, name string) (func(int) orderValue, error) {
-	if name == "" {
-		return func(int) orderValue { return orderValue{} }, nil
-	}
-	idx := rec.Schema().FieldIndices(name)
-	if len(idx) != 1 {
-		return nil, fmt.Errorf("%w: upsert order column %q is not in the table", ErrBadOption, name)
-	}
-	col := rec.Column(idx[0])
-	var get func(int) orderValue
-	switch a := col.(type) {
-	case *array.Int32:
-		get = func(i int) orderValue { return orderValue{valid: true, i: int64(a.Value(i))} }
-	case *array.Int64:
-		get = func(i int) orderValue { return orderValue{valid: true, i: a.Value(i)} }
-	case *array.Date32:
-		get = func(i int) orderValue { return orderValue{valid: true, i: int64(a.Value(i))} }
-	case *array.Time64:
-		get = func(i int) orderValue { return orderValue{valid: true, i: int64(a.Value(i))} }
-	case *array.Timestamp:
-		get = func(i int) orderValue { return orderValue{valid: true, i: int64(a.Value(i))} }
-	case *array.String:
-		get = func(i int) orderValue { return orderValue{valid: true, s: "\x00" + a.Value(i)} }
-	default:
-		return nil, fmt.Errorf("%w: upsert order column %q has type %s, want an integer, date, time, timestamp or string", ErrBadOption, name, col.DataType())
-	}
-	return func(i int) orderValue {
-		if col.IsNull(i) {
-			return orderValue{}
-		}
-		return get(i)
-	}, nil
 }

@@ -67,6 +67,9 @@ func paths(files []iceberg.DataFile) []string {
 // tbl whose key is not in the change set, then the change set's rows of k.
 // Memory: one batch at a time, plus the keys of k's input.
 func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key) (*merged, error) {
+	if err := u.plan.check(tbl); err != nil {
+		return nil, err
+	}
 	tasks, err := partitionFiles(ctx, tbl, u.spec, k)
 	if err != nil {
 		return nil, err
@@ -107,7 +110,7 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 		}
 		return m.st.add(rec)
 	}
-	win, err := u.chg.winners(ctx, k, nil)
+	win, _, err := u.winners(ctx, tbl, k)
 	if err != nil {
 		return m, err
 	}
@@ -234,17 +237,23 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 // addChanged passes the winning input rows of partition k to add, each
 // key once.
 func (u *upsert) addChanged(ctx context.Context, k partition.Key, win map[string]fingerprint.Hash, add func(arrow.RecordBatch) error) error {
-	enc, err := recordid.NewEncoder(u.keyColumns...)
+	return u.chg.pick(ctx, k, win, make(map[string]bool, len(win)), add)
+}
+
+// pick passes the spilled input rows of partition k whose key is in want
+// with the hash want gives it to add, each key once (emitted: the keys
+// passed before, updated).
+func (c *changes) pick(ctx context.Context, k partition.Key, want map[string]fingerprint.Hash, emitted map[string]bool, add func(arrow.RecordBatch) error) error {
+	enc, err := recordid.NewEncoder(c.keyColumns...)
 	if err != nil {
 		return err
 	}
-	emitted := make(map[string]bool, len(win))
 	var buf []byte
 	var (
 		rows   fingerprint.Hasher
 		hashes []fingerprint.Hash
 	)
-	return u.chg.each(ctx, k, func(rec arrow.RecordBatch) error {
+	return c.each(ctx, k, func(rec arrow.RecordBatch) error {
 		if err := enc.Bind(rec); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 		}
@@ -253,7 +262,7 @@ func (u *upsert) addChanged(ctx context.Context, k partition.Key, win map[string
 		mask := make([]bool, n)
 		for row := range n {
 			buf = enc.Append(buf[:0], row)
-			if h, ok := win[string(buf)]; ok && h == hashes[row] && !emitted[string(buf)] {
+			if h, ok := want[string(buf)]; ok && h == hashes[row] && !emitted[string(buf)] {
 				emitted[string(buf)] = true
 				mask[row] = true
 				kept++

@@ -54,6 +54,9 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 			return nil, err
 		}
 	}
+	if cfg.upsertNewerOnly && len(cfg.upsertOrder) == 0 {
+		return nil, fmt.Errorf("%w: WithUpsertNewerOnly needs WithUpsertOrder", ErrBadOption)
+	}
 	obs, err := newObserver(&cfg)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,126 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	icetable "github.com/apache/iceberg-go/table"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/partition"
+	"github.com/icerun/icerun/recordid"
+	"github.com/icerun/icerun/schema"
+)
+
+// storedKey is what a table holds of one key: the greatest order among
+// its live rows, and the partitions (of the current spec) that hold one.
+type storedKey struct {
+	ord   orderKey
+	parts []partition.Key
+}
+
+// readStored reads the key and order columns of the live rows of tbl
+// (deletes applied) whose encoded key is in keys, and returns what tbl
+// holds of each: the keys compared with the stored rows by a changelog
+// write and by Upsert under WithUpsertNewerOnly. Data files whose bounds
+// on the first key column hold none of rng's values are not read. With
+// spec (nil for a table whose partitions do not matter) a key found in a
+// file of an older partition spec fails with commit.ErrUnsupported: its
+// row could not be deleted by partition. Memory: one batch, plus one
+// entry per key found.
+func readStored(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keyColumns, order []string, keys map[string]struct{}, rng *keyRange) (map[string]*storedKey, error) {
+	out := map[string]*storedKey{}
+	if tbl.CurrentSnapshot() == nil || len(keys) == 0 {
+		return out, nil
+	}
+	cols := columnsOf(keyColumns, order)
+	read, err := tbl.Schema().Select(true, cols...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	first, ok := tbl.Schema().FindFieldByName(keyColumns[0])
+	if !ok {
+		return nil, fmt.Errorf("%w: %q is not a column of %s", ErrBadUpsertKey, keyColumns[0], tbl.Identifier())
+	}
+	enc, err := recordid.NewEncoder(keyColumns...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	filter := newKeyFilter(keys)
+	var buf []byte
+	for _, t := range tasks {
+		if !rng.mayHold(t.File, first.ID) {
+			continue
+		}
+		var part partition.Key
+		current := spec == nil || t.File.SpecID() == int32(spec.ID())
+		if spec != nil && current {
+			if part, err = spec.KeyFromValues(t.File.Partition()); err != nil {
+				return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
+			}
+		}
+		sc, batches, err := tbl.Scan(icetable.WithSelectedFields(cols...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).
+			ReadTasks(ctx, []icetable.FileScanTask{t})
+		if err != nil {
+			return nil, err
+		}
+		res, err := schema.Resolve(sc, read, tbl.NameMapping(), schema.IgnoreUnknown)
+		if err != nil {
+			return nil, err
+		}
+		err = applyEach(ctx, res, false, batches, func(rec arrow.RecordBatch) error {
+			if err := enc.Bind(rec); err != nil {
+				return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+			}
+			ordOf, err := orderColumns(rec, order)
+			if err != nil {
+				return err
+			}
+			for row := range int(rec.NumRows()) {
+				buf = enc.Append(buf[:0], row)
+				if !filter.mayHold(buf) {
+					continue
+				}
+				if _, ok := keys[string(buf)]; !ok {
+					continue
+				}
+				if !current {
+					return fmt.Errorf("%w: data file %s holds key %s under partition spec %d; replace its partition first", commit.ErrUnsupported, t.File.FilePath(), keyText(rec, keyColumns, row), t.File.SpecID())
+				}
+				s := out[string(buf)]
+				if s == nil {
+					s = &storedKey{ord: ordOf(row)}
+					out[string(buf)] = s
+				} else if o := ordOf(row); o.compare(s.ord) > 0 {
+					s.ord = o
+				}
+				if spec != nil && !slices.Contains(s.parts, part) {
+					s.parts = append(s.parts, part)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
+		}
+	}
+	return out, nil
+}
+
+// columnsOf is a then the columns of b not in a.
+func columnsOf(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, c := range b {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
