@@ -25,6 +25,7 @@ import (
 
 	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/examples/orderdata"
+	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/table"
 )
 
@@ -75,7 +76,7 @@ func TestReadmeEmbeddedSnippets(t *testing.T) {
 func TestReadmeDuckDBSnippet(t *testing.T) {
 	py := os.Getenv("ICERUN_DUCKDB_PYTHON")
 	if py == "" {
-		t.Skip("ICERUN_DUCKDB_PYTHON is not set: a Python with duckdb and duckdb-ext-iceberg, -avro, -sqlite")
+		catalogtest.Refused(t, "ICERUN_DUCKDB_PYTHON is not set: a Python with duckdb and duckdb-ext-iceberg, -avro, -sqlite")
 	}
 	if !slices.Contains(Targets(), "sqlite") {
 		t.Skip("the embedded catalog runs with the sqlite target")
