@@ -35,6 +35,10 @@ import (
 // names.
 const readmeEnginesHeading = "## Read the result with other engines"
 
+// interopEnginesHeading is the section of docs/interop.md that carries on
+// the README's: Spark, DuckDB and the PostgreSQL + S3 properties.
+const interopEnginesHeading = "## Engine configuration"
+
 // readmeDays are the rows each test writes: the README's snippets count
 // the rows of 2026-07-14, and the day after must not be counted.
 var readmeDays = []struct {
@@ -245,16 +249,26 @@ func readmePythonBlocks(t *testing.T) []string {
 }
 
 // readmeEnginesSection returns the README's section on reading the
-// tables with other engines.
+// tables with other engines (the PyIceberg snippet), followed by
+// docs/interop.md's engine configuration (Spark, PostgreSQL + S3, DuckDB),
+// where the README sends the reader for the rest.
 func readmeEnginesSection(t *testing.T) string {
 	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "README.md"))
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(raw), "\n"+readmeEnginesHeading+"\n")
-	require.True(t, ok, "README has %q", readmeEnginesHeading)
-	section, _, _ = strings.Cut(section, "\n## ")
-	return section
+	root := filepath.Join(filepath.Dir(self), "..")
+	var out string
+	for _, doc := range []struct{ file, heading string }{
+		{"README.md", readmeEnginesHeading},
+		{filepath.Join("docs", "interop.md"), interopEnginesHeading},
+	} {
+		raw, err := os.ReadFile(filepath.Join(root, doc.file))
+		require.NoError(t, err)
+		_, section, ok := strings.Cut(string(raw), "\n"+doc.heading+"\n")
+		require.True(t, ok, "%s has %q", doc.file, doc.heading)
+		section, _, _ = strings.Cut(section, "\n## ")
+		out += section + "\n"
+	}
+	return out
 }
 
 // replaceAll replaces each placeholder, which must occur in s.
