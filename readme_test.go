@@ -138,3 +138,42 @@ func TestDocsDescribeThePresent(t *testing.T) {
 		t.Errorf("README.md has %d lines, want under 300: move detail into docs/", n)
 	}
 }
+
+// docs/testing.md's behaviour -> test table names tests and files that
+// exist: a renamed or removed test fails here, not in a reader's grep.
+func TestTestingDocNamesRealTests(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("docs", "testing.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(raw), "\n## Which test proves which guarantee\n")
+	require.True(t, ok, "docs/testing.md has the behaviour -> test table")
+	table, _, _ = strings.Cut(table, "\n## ")
+	defined := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz)[A-Za-z0-9_]+)\(`)
+	require.NoError(t, filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+			defined[m[1]] = true
+		}
+		return nil
+	}))
+	names := regexp.MustCompile("`((?:Test|Fuzz)[A-Za-z0-9_]+)`").FindAllStringSubmatch(table, -1)
+	files := regexp.MustCompile("`([A-Za-z0-9_./]+_test\\.go)`").FindAllStringSubmatch(table, -1)
+	require.NotEmpty(t, names)
+	require.NotEmpty(t, files)
+	for _, m := range names {
+		if !defined[m[1]] {
+			t.Errorf("docs/testing.md names %s, which no test file defines", m[1])
+		}
+	}
+	for _, m := range files {
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("docs/testing.md names %s, which does not exist", m[1])
+		}
+	}
+}
