@@ -37,6 +37,9 @@ func readmeBlock(t *testing.T, heading string) string {
 // requires icerun (replace directive to this checkout), it builds, and it
 // loads a Parquet file twice, the second time unchanged.
 func TestReadmeUsageInFreshModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a fresh module: not in -short")
+	}
 	root, err := filepath.Abs(".")
 	require.NoError(t, err)
 	mod := t.TempDir()

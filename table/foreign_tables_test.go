@@ -125,6 +125,9 @@ func alter(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, f func(
 }
 
 func TestForeignTableProperties(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the foreign-table matrix: not in -short")
+	}
 	const maxInt = "9223372036854775807"
 	type kv = iceberg.Properties
 	cases := map[string]kv{}
@@ -188,6 +191,9 @@ func TestForeignTableProperties(t *testing.T) {
 }
 
 func TestForeignPartitionSpecs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the foreign-table matrix: not in -short")
+	}
 	sch := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "val", Type: iceberg.PrimitiveTypes.String},
@@ -282,6 +288,9 @@ func TestForeignPartitionSpecs(t *testing.T) {
 }
 
 func TestForeignSpecEvolution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the foreign-table matrix: not in -short")
+	}
 	for _, v := range []string{"1", "2"} {
 		for name, evolve := range map[string]func(txn *icetable.Transaction) error{
 			"remove day": func(txn *icetable.Transaction) error { return txn.UpdateSpec(true).RemoveField("day").Commit() },
@@ -360,6 +369,9 @@ func seedForeign(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) {
 }
 
 func TestForeignSortOrders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the foreign-table matrix: not in -short")
+	}
 	sch := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "val", Type: iceberg.PrimitiveTypes.String},
@@ -405,6 +417,9 @@ func TestForeignSortOrders(t *testing.T) {
 }
 
 func TestForeignSchemas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the foreign-table matrix: not in -short")
+	}
 	base := []iceberg.NestedField{
 		{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		{ID: 2, Name: "val", Type: iceberg.PrimitiveTypes.String},
@@ -523,6 +538,9 @@ func TestForeignSortOrderSinkCompact(t *testing.T) {
 // TestForeignNanosecondPartitions: format v3 nanosecond timestamps under
 // every transform that takes them.
 func TestForeignNanosecondPartitions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the foreign-table matrix: not in -short")
+	}
 	sch := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "val", Type: iceberg.PrimitiveTypes.String},
