@@ -2,6 +2,8 @@ package icerun_test
 
 import (
 	"go/build"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,6 +51,30 @@ func TestImportGraph(t *testing.T) {
 				if imp == "github.com/icerun/icerun/"+b || strings.HasPrefix(imp, "github.com/icerun/icerun/"+b+"/") {
 					t.Errorf("%s imports %s; docs/design.md forbids it", pkg, imp)
 				}
+			}
+		}
+	}
+}
+
+// The examples are programs a user copies into a module of their own, where
+// an import of icerun/internal fails to build ("use of internal package not
+// allowed"): they use the public API only, tests included.
+func TestExamplesUsePublicAPI(t *testing.T) {
+	dirs, err := filepath.Glob("examples/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no examples found")
+	}
+	for _, dir := range dirs {
+		p, err := build.ImportDir(dir, 0)
+		if err != nil {
+			t.Fatalf("import %s: %v", dir, err)
+		}
+		for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+			if imp == "github.com/icerun/icerun/internal" || strings.HasPrefix(imp, "github.com/icerun/icerun/internal/") {
+				t.Errorf("%s imports %s: a copied example would not build", dir, imp)
 			}
 		}
 	}

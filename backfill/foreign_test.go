@@ -27,7 +27,7 @@ func TestUnsupportedSpecIsNotRetried(t *testing.T) {
 		iceberg.PartitionField{SourceIDs: []int{4}, FieldID: 1001, Name: "currency_year", Transform: iceberg.YearTransform{}})
 	_, _, err := cat.CommitTable(ctx, ident, nil, []icetable.Update{icetable.NewAddPartitionSpecUpdate(&spec, false), icetable.NewSetDefaultSpecUpdate(1)})
 	if err != nil {
-		t.Skipf("the catalog refuses the spec: %v", err)
+		catalogtest.Refused(t, "the catalog refuses the spec: %v", err)
 	}
 	rep, err := backfill.Run(ctx, w, ks[:2], orders, backfill.WithRetries(3), backfill.WithWorkers(1))
 	require.ErrorIs(t, err, backfill.ErrKeysFailed)

@@ -29,6 +29,9 @@ import (
 // replacements (overwrites) alike, in every order. Without their merging
 // of small manifests every commit would leave one more.
 func TestManifestsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a long backfill: not in -short")
+	}
 	ctx := context.Background()
 	const n = 40
 	for name, order := range map[string]backfill.Order{"forward": backfill.Forward, "reverse": backfill.Reverse, "shuffled": backfill.Shuffled(3)} {
@@ -116,6 +119,9 @@ func TestLineageSurvivesExpiry(t *testing.T) {
 // linear history icerun's incremental cleanup runs; a tag makes the
 // history non-linear and iceberg-go's full cleanup runs instead.
 func TestExpiryFreesExactlyTheDeadFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a long backfill: not in -short")
+	}
 	ctx := context.Background()
 	v2orders := func(ctx context.Context, k partition.Key) (array.RecordReader, error) {
 		d := dayOf(k)
@@ -211,6 +217,9 @@ func TestHygieneTakesTheCommitLock(t *testing.T) {
 // while the metadata grew): no commit of the run is refused, the run
 // succeeds and the table keeps few snapshots.
 func TestKeepSnapshotsBesideTheWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a long backfill: not in -short")
+	}
 	ctx := context.Background()
 	for round := range 3 {
 		cat, ident, _, _ := setup(t)

@@ -76,6 +76,9 @@ func exists(path string) bool {
 // then for every k and every kind of fault injects it at operation k and
 // checks the invariants of a crash-safe replace.
 func TestReplaceSurvivesEveryFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every fault at every operation: not in -short")
+	}
 	ctx := context.Background()
 	cat, ident := fixture(t)
 	oldScan := catalogtest.CanonicalScan(t, cat, ident)

@@ -26,7 +26,7 @@ import (
 func TestKafkaSinkBadMessage(t *testing.T) {
 	brokers := os.Getenv("ICERUN_KAFKA_BROKERS")
 	if brokers == "" {
-		if strings.Contains(os.Getenv("ICERUN_TARGETS"), "kafka") {
+		if required("kafka") {
 			t.Fatal("target kafka is set but ICERUN_KAFKA_BROKERS is not")
 		}
 		t.Skip("no Kafka broker: run under scripts/integration kafka")

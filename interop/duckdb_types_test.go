@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/icerun/icerun/internal/catalogtest"
 )
 
 // duckDBTypes writes a table of every DuckDB column type a newcomer's
@@ -66,7 +68,7 @@ for name in s.column_names:
 func TestDuckDBTypesThroughTheCLI(t *testing.T) {
 	duck, py := os.Getenv("ICERUN_DUCKDB_PYTHON"), os.Getenv("ICERUN_PYTHON")
 	if duck == "" || py == "" {
-		t.Skip("ICERUN_DUCKDB_PYTHON and ICERUN_PYTHON are not set (eval \"$(scripts/engines)\")")
+		catalogtest.Refused(t, "ICERUN_DUCKDB_PYTHON and ICERUN_PYTHON are not set (eval \"$(scripts/engines)\")")
 	}
 	if !slices.Contains(Targets(), "sqlite") {
 		t.Skip("the embedded catalog runs with the sqlite target")

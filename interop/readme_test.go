@@ -25,6 +25,7 @@ import (
 
 	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/examples/orderdata"
+	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/table"
 )
 
@@ -33,6 +34,10 @@ import (
 // installs, against tables icerun wrote through the catalog the README
 // names.
 const readmeEnginesHeading = "## Read the result with other engines"
+
+// interopEnginesHeading is the section of docs/interop.md that carries on
+// the README's: Spark, DuckDB and the PostgreSQL + S3 properties.
+const interopEnginesHeading = "## Engine configuration"
 
 // readmeDays are the rows each test writes: the README's snippets count
 // the rows of 2026-07-14, and the day after must not be counted.
@@ -75,7 +80,7 @@ func TestReadmeEmbeddedSnippets(t *testing.T) {
 func TestReadmeDuckDBSnippet(t *testing.T) {
 	py := os.Getenv("ICERUN_DUCKDB_PYTHON")
 	if py == "" {
-		t.Skip("ICERUN_DUCKDB_PYTHON is not set: a Python with duckdb and duckdb-ext-iceberg, -avro, -sqlite")
+		catalogtest.Refused(t, "ICERUN_DUCKDB_PYTHON is not set: a Python with duckdb and duckdb-ext-iceberg, -avro, -sqlite")
 	}
 	if !slices.Contains(Targets(), "sqlite") {
 		t.Skip("the embedded catalog runs with the sqlite target")
@@ -244,16 +249,26 @@ func readmePythonBlocks(t *testing.T) []string {
 }
 
 // readmeEnginesSection returns the README's section on reading the
-// tables with other engines.
+// tables with other engines (the PyIceberg snippet), followed by
+// docs/interop.md's engine configuration (Spark, PostgreSQL + S3, DuckDB),
+// where the README sends the reader for the rest.
 func readmeEnginesSection(t *testing.T) string {
 	t.Helper()
 	_, self, _, _ := runtime.Caller(0)
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "README.md"))
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(raw), "\n"+readmeEnginesHeading+"\n")
-	require.True(t, ok, "README has %q", readmeEnginesHeading)
-	section, _, _ = strings.Cut(section, "\n## ")
-	return section
+	root := filepath.Join(filepath.Dir(self), "..")
+	var out string
+	for _, doc := range []struct{ file, heading string }{
+		{"README.md", readmeEnginesHeading},
+		{filepath.Join("docs", "interop.md"), interopEnginesHeading},
+	} {
+		raw, err := os.ReadFile(filepath.Join(root, doc.file))
+		require.NoError(t, err)
+		_, section, ok := strings.Cut(string(raw), "\n"+doc.heading+"\n")
+		require.True(t, ok, "%s has %q", doc.file, doc.heading)
+		section, _, _ = strings.Cut(section, "\n## ")
+		out += section + "\n"
+	}
+	return out
 }
 
 // replaceAll replaces each placeholder, which must occur in s.

@@ -47,6 +47,9 @@ func morPipeline(ctx context.Context, cat catalog.Catalog) error {
 }
 
 func TestMergeOnReadRerun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the rerun kit over every step: not in -short")
+	}
 	for _, format := range []string{"2", "3"} {
 		t.Run("v"+format, func(t *testing.T) {
 			reruntest.Check(t, reruntest.Config{

@@ -37,6 +37,9 @@ func metadataFiles(t *testing.T, cat catalog.Catalog, ident icetable.Identifier)
 // ones that fall out of the metadata log, so a long stream leaves a
 // bounded number of them; a table that sets the log's length keeps it.
 func TestSinkPrunesMetadataFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a long run of commits: not in -short")
+	}
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -113,6 +116,9 @@ func (c *prunedOnceCatalog) LoadTable(ctx context.Context, ident icetable.Identi
 // re-planning a commit) while other sinks' commits prune the metadata file
 // the catalog just named loads the table again instead of failing.
 func TestSinkLoadsTableWhileItsMetadataIsPruned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a long run of commits: not in -short")
+	}
 	ctx := context.Background()
 	base, _ := catalogtest.New(t)
 	ident := eventsTable(t, base, "events")

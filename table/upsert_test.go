@@ -340,6 +340,9 @@ func TestUpsertLeavesOnlyLiveFiles(t *testing.T) {
 // replace's), unless the table sets write.parquet.row-group-limit, which
 // is honored.
 func TestUpsertRowGroups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a large partition: not in -short")
+	}
 	for _, tc := range []struct {
 		props              iceberg.Properties
 		replaced, upserted []int64
@@ -366,6 +369,9 @@ func TestUpsertRowGroups(t *testing.T) {
 // rows (a large partition's memory does not follow its size), unless the
 // table sets write.parquet.row-group-limit, which is honored.
 func TestReplaceRowGroups(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a large partition: not in -short")
+	}
 	for _, tc := range []struct {
 		props iceberg.Properties
 		want  []int64

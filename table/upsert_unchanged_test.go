@@ -18,6 +18,9 @@ import (
 // already applied, even under another, is Unchanged too); a change set
 // that changes a row is not.
 func TestUpsertReplayOfALargePartitionIsUnchanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a large partition: not in -short")
+	}
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident, table.WithParallelWrite(2, 20_000))
 	replaceDay(t, w, day0, 150_000)

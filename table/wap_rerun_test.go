@@ -121,6 +121,9 @@ func TestPublishAfterCrashIsCleanRun(t *testing.T) {
 }
 
 func TestPublishRerunKit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the rerun kit over every step: not in -short")
+	}
 	for _, tt := range []struct {
 		name     string
 		moveMain bool

@@ -34,6 +34,9 @@ var (
 // binary builds the command once per test process.
 func binary(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the icerun binary: not in -short")
+	}
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "icerun-bin")
 		if buildErr != nil {

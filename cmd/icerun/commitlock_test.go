@@ -16,6 +16,9 @@ import (
 // take turns on the file lock beside catalog.db, so none loses a commit
 // race; every key is written once.
 func TestBinaryCommitLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the icerun binary: not in -short")
+	}
 	wh := warehouse(t)
 	in := t.TempDir()
 	const days, procs = 9, 3

@@ -27,8 +27,8 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/backfill"
+	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/examples/orderdata"
-	"github.com/icerun/icerun/internal"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -100,7 +100,7 @@ func run(ctx context.Context, warehouse, endText string) error {
 	if err != nil {
 		return fmt.Errorf("bad -end: %w", err)
 	}
-	cat, err := internal.OpenSQLite(ctx, warehouse)
+	cat, err := catalogconfig.OpenLocal(ctx, warehouse)
 	if err != nil {
 		return err
 	}

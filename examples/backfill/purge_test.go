@@ -10,8 +10,8 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/examples/orderdata"
-	"github.com/icerun/icerun/internal"
 	"github.com/icerun/icerun/table"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestPurgeLeavesNoFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	cat, err := internal.OpenSQLite(ctx, dir)
+	cat, err := catalogconfig.OpenLocal(ctx, dir)
 	require.NoError(t, err)
 	ident := icetable.Identifier{"examples", "backfill_orders"}
 	files := func() int {

@@ -20,8 +20,8 @@ import (
 
 	icetable "github.com/apache/iceberg-go/table"
 
+	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/examples/orderdata"
-	"github.com/icerun/icerun/internal"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/table"
 )
@@ -41,7 +41,7 @@ func run(ctx context.Context, out io.Writer, warehouse, dayText string) error {
 	if err != nil {
 		return fmt.Errorf("bad -day: %w", err)
 	}
-	cat, err := internal.OpenSQLite(ctx, warehouse)
+	cat, err := catalogconfig.OpenLocal(ctx, warehouse)
 	if err != nil {
 		return err
 	}

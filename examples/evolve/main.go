@@ -19,8 +19,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 
+	"github.com/icerun/icerun/catalogconfig"
 	"github.com/icerun/icerun/examples/orderdata"
-	"github.com/icerun/icerun/internal"
 	"github.com/icerun/icerun/table"
 )
 
@@ -42,7 +42,7 @@ func run(ctx context.Context, out io.Writer, warehouse string) error {
 		defer os.RemoveAll(dir)
 		warehouse = dir
 	}
-	cat, err := internal.OpenSQLite(ctx, warehouse)
+	cat, err := catalogconfig.OpenLocal(ctx, warehouse)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/internal"
+	"github.com/icerun/icerun/catalogconfig"
 )
 
 // Schema is the fact_orders table schema.
@@ -165,7 +165,7 @@ var FactOrders = icetable.Identifier{"shop", "fact_orders"}
 // Open opens the embedded SQLite catalog in dir and creates [FactOrders]
 // there unless it exists: the set-up of every example.
 func Open(ctx context.Context, dir string) (catalog.Catalog, icetable.Identifier, error) {
-	cat, err := internal.OpenSQLite(ctx, dir)
+	cat, err := catalogconfig.OpenLocal(ctx, dir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -31,7 +31,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/icerun/icerun/internal"
+	"github.com/icerun/icerun/catalogconfig"
 )
 
 func main() {
@@ -54,7 +54,7 @@ func main() {
 }
 
 func run(ctx context.Context, dir string, out io.Writer) error {
-	cat, err := internal.OpenSQLite(ctx, dir)
+	cat, err := catalogconfig.OpenLocal(ctx, dir)
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,9 @@ func kit(t *testing.T, p Pipeline, evolve func(ctx context.Context, cat catalog.
 }
 
 func TestRerunKit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the rerun kit over every step of the pipeline: not in -short")
+	}
 	kit(t, Pipeline{Code: "orders-v1"}, nil)
 }
 
@@ -84,6 +87,9 @@ func addChannel(ctx context.Context, cat catalog.Catalog) error {
 }
 
 func TestRerunKitAfterSchemaChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the rerun kit over every step of the pipeline: not in -short")
+	}
 	t.Run("added column", func(t *testing.T) {
 		kit(t, Pipeline{Code: "orders-v2"}, addChannel)
 	})

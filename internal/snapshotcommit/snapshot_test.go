@@ -491,6 +491,9 @@ func checkManifestSizes(t *testing.T, tbl *icetable.Table) {
 // partitions, replacing one partition reads a few manifests, not all;
 // every manifest stays within snapshotcommit.ManifestEntries entries.
 func TestSnapshotManifestsBoundedAndPruned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a long run of commits: not in -short")
+	}
 	cat, _ := catalogtest.New(t)
 	ident := ordersTable(t, cat, "orders", nil)
 	w := openWriter(t, cat, ident)
