@@ -48,6 +48,8 @@ type config struct {
 	codeVersion    string
 	log            *slog.Logger
 	meterProvider  metric.MeterProvider
+	compactFiles   int   // compactfiles.go
+	compactSmall   int64 // 0: three quarters of the table's target file size
 }
 
 func defaults() config {
@@ -58,6 +60,7 @@ func defaults() config {
 		rowGroupRows:   131_072,
 		expireRetain:   DefaultKeepSnapshots,
 		expireEvery:    DefaultExpireEvery,
+		compactFiles:   DefaultCompactFiles,
 		runID:          uuid.NewString(),
 		log:            slog.New(slog.DiscardHandler),
 	}
