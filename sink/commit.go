@@ -154,6 +154,10 @@ func (s *Sink) Commit(ctx context.Context) (commit.Result, error) {
 // error would have rows that are stored sent again. What failed is tried
 // again after a later commit.
 func (s *Sink) maintain(ctx context.Context, files []iceberg.DataFile) {
+	if s.held != nil { // an Ingester's: run after its callers are answered
+		s.held.files, s.held.due = append(s.held.files, files...), true
+		return
+	}
 	failed := func(what string, err error) {
 		s.stats.MaintenanceFailures++
 		s.meters.add(ctx, s.stats)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 )
@@ -96,6 +97,7 @@ func OpenIngester(ctx context.Context, cat catalog.Catalog, ident icetable.Ident
 	if err != nil {
 		return nil, err
 	}
+	s.held = &heldMaintenance{}
 	cad := cadence{rows: s.cfg.commitRows, bytes: s.cfg.commitBytes, interval: s.cfg.commitInterval}
 	s.cfg.commitRows, s.cfg.commitBytes, s.cfg.commitInterval = math.MaxInt64, math.MaxInt64, time.Duration(math.MaxInt64)
 	octx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -296,8 +298,29 @@ func (o *owner) commit(ctx context.Context) error {
 		o.restart = true
 	}
 	o.answer(err)
+	o.maintain(ctx)
 	o.publish()
 	return err
+}
+
+// maintain runs the maintenance the commits held (snapshot expiry,
+// compactions) once their callers have been answered: it never delays an
+// acknowledgement.
+func (o *owner) maintain(ctx context.Context) {
+	h := o.s.held
+	if !h.due {
+		return
+	}
+	o.s.held = nil
+	o.s.maintain(ctx, h.files)
+	o.s.held = &heldMaintenance{}
+}
+
+// heldMaintenance is what the commits of an Ingester's sink left for
+// after their answers: the data files they added.
+type heldMaintenance struct {
+	files []iceberg.DataFile
+	due   bool
 }
 
 // answer answers every waiting request with err.

@@ -29,12 +29,13 @@ var flatIdent = []string{catalogtest.Namespace, "events"}
 // Many goroutines write through one ingester, each record sent twice (a
 // client retry): every Write returns only once its rows are in the table
 // (read before Close), every id is there once, and the commits are
-// grouped (fewer commits than records).
+// grouped (fewer commits than records), and their small files compacted
+// as they go.
 func TestIngesterConcurrentWritersCommitBeforeReturn(t *testing.T) {
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	flatEventsTable(t, cat, "events")
-	in := mustIngester(t, dir, sink.WithKey("id"), sink.WithCommitInterval(20*time.Millisecond))
+	in := mustIngester(t, dir, sink.WithKey("id"), sink.WithCommitInterval(20*time.Millisecond), sink.WithSmallFileCompaction(4, 0))
 	const writers, each = 8, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each*2)
@@ -77,6 +78,9 @@ func TestIngesterConcurrentWritersCommitBeforeReturn(t *testing.T) {
 	st := in.Stats()
 	if st.Commits >= writers*each*2 || st.Duplicates != writers*each {
 		t.Errorf("stats = %+v; want fewer than %d commits and %d duplicates", st, writers*each*2, writers*each)
+	}
+	if n := liveDataFiles(t, cat, flatIdent); n > 4 || st.Compactions == 0 {
+		t.Errorf("%d data files after %d compactions, want at most 4 after one or more", n, st.Compactions)
 	}
 	if err := in.Close(ctx); err != nil {
 		t.Fatal(err)
