@@ -64,6 +64,7 @@ type Ingester struct {
 // ingestRequest is one Write waiting in the owner.
 type ingestRequest struct {
 	rec      arrow.RecordBatch // retained for the owner, released by it
+	arrived  time.Time         // when Write handed it over: its wait for a commit starts
 	done     chan error        // buffered: the owner never blocks on it
 	canceled atomic.Bool       // the caller left; rows not yet written are skipped
 }
@@ -135,7 +136,7 @@ func (in *Ingester) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
-	r := &ingestRequest{rec: rec, done: make(chan error, 1)}
+	r := &ingestRequest{rec: rec, arrived: time.Now(), done: make(chan error, 1)}
 	in.mu.RLock()
 	if in.closed {
 		in.mu.RUnlock()
@@ -215,12 +216,15 @@ func (o *owner) run(ctx context.Context) {
 		select {
 		case r := <-o.in.reqs:
 			if o.write(ctx, r) && len(o.waiting) == 1 {
-				timer.Reset(time.Until(o.s.since.Add(o.cad.interval)))
+				timer.Reset(time.Until(r.arrived.Add(o.cad.interval)))
 			}
 			if o.s.rows >= o.cad.rows || o.s.bytes >= o.cad.bytes {
 				o.commit(ctx)
 			}
 		case <-tick:
+			// The requests that queued meanwhile (during the last
+			// commit) join this one.
+			o.drain(ctx)
 			o.commit(ctx)
 		case <-o.in.quit:
 			o.flush(ctx)
@@ -229,17 +233,24 @@ func (o *owner) run(ctx context.Context) {
 	}
 }
 
-// flush writes the requests queued before Close, commits and closes the
-// sink.
-func (o *owner) flush(ctx context.Context) {
-queued:
-	for {
+// drain writes the requests queued now (at most the queue's capacity,
+// so that a steady stream still commits).
+func (o *owner) drain(ctx context.Context) {
+	for range cap(o.in.reqs) {
 		select {
 		case r := <-o.in.reqs:
 			o.write(ctx, r)
 		default:
-			break queued
+			return
 		}
+	}
+}
+
+// flush writes the requests queued before Close, commits and closes the
+// sink.
+func (o *owner) flush(ctx context.Context) {
+	for len(o.in.reqs) > 0 {
+		o.drain(ctx)
 	}
 	err := o.commit(ctx)
 	if cerr := o.s.Close(ctx); err == nil { // nothing pending is left: it closes
