@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -182,5 +183,46 @@ func TestIngesterRequiresKey(t *testing.T) {
 	_, err := sink.OpenIngester(context.Background(), catalogtest.Open(t, dir), flatIdent, httpSource)
 	if !errors.Is(err, sink.ErrBadOption) {
 		t.Errorf("OpenIngester without WithKey = %v, want ErrBadOption", err)
+	}
+}
+
+// Close flushes and ends every goroutine the ingester started: the owner
+// and the sink's file writers.
+func TestIngesterCloseEndsItsGoroutines(t *testing.T) {
+	ctx := context.Background()
+	cat, dir := catalogtest.New(t)
+	flatEventsTable(t, cat, "events")
+	c := catalogtest.Open(t, dir)
+	if _, err := c.LoadTable(ctx, flatIdent); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	in, err := sink.OpenIngester(ctx, c, flatIdent, httpSource, sink.WithKey("id"), sink.WithCommitInterval(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := batch([]msg{{"a", 0, day0}})
+	defer rec.Release()
+	done := make(chan error, 1)
+	go func() { done <- in.Write(ctx, rec) }()
+	// Wait for the owner, the writer and the file stream of its rows.
+	for start := time.Now(); runtime.NumGoroutine() < before+3 && time.Since(start) < 5*time.Second; {
+		time.Sleep(time.Millisecond)
+	}
+	if err := in.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after Close, %d before OpenIngester", n, before)
+	}
+	if got := ids(t, cat, flatIdent); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("table ids = %v, want [a]", got)
 	}
 }
