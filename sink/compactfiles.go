@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/apache/iceberg-go"
-	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/partition"
 )
@@ -45,13 +44,7 @@ func WithSmallFileCompaction(files int, smallFileBytes int64) Option {
 }
 
 // smallFileBytes is the size below which a data file counts as small.
-func (s *Sink) smallFileBytes() int64 {
-	if s.cfg.compactSmall > 0 {
-		return s.cfg.compactSmall
-	}
-	target := int64(s.tbl.Properties().GetInt(icetable.WriteTargetFileSizeBytesKey, icetable.WriteTargetFileSizeBytesDefault))
-	return target * 3 / 4
-}
+func (s *Sink) smallFileBytes() int64 { return s.compactPolicy().SmallFileLimit(s.tbl) }
 
 // noteSmall counts the small files among files, just committed, by
 // table partition, for compactSmall.
