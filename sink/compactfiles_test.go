@@ -108,3 +108,21 @@ func TestSmallFileCompactionOptionChecked(t *testing.T) {
 		}
 	}
 }
+
+// Files at or above the small-file size are not counted: a stream whose
+// files are all full (here: small is under 1 byte) is never compacted.
+func TestSmallFileCompactionCountsSmallFilesOnly(t *testing.T) {
+	cat, _ := catalogtest.New(t)
+	ident := flatEventsTable(t, cat, "events")
+	s := mustOpen(t, cat, ident, sink.WithSmallFileCompaction(2, 1))
+	for c := range int64(6) {
+		mustWrite(t, s, sp0, c*5, (c+1)*5)
+		mustCommit(t, s)
+	}
+	if st := s.Stats(); st.Compactions != 0 {
+		t.Errorf("compactions = %d, want 0: no file is under 1 byte", st.Compactions)
+	}
+	if n := liveDataFiles(t, cat, ident); n != 6 {
+		t.Errorf("data files = %d, want 6", n)
+	}
+}
