@@ -11,7 +11,8 @@ import (
 )
 
 // soakEnv sets how long TestSmallFilesBoundedOverALongRun runs (such as
-// "10m"); the test runs only when it is set.
+// "10m", with go test's -timeout above it); the test runs only when it is
+// set.
 const soakEnv = "ICERUN_SINK_SOAK"
 
 // An unpartitioned stream without event time, committing a small batch
