@@ -152,13 +152,18 @@ func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 }
 
 // maintain runs what follows a commit that landed: the snapshot expiry
-// when it is due, and the compaction of the partitions the watermark
-// closed. Their failures are logged and counted
+// when it is due, the compaction of the partitions the watermark
+// closed, and that of the partitions holding enough small files
+// ([WithSmallFileCompaction]). Their failures are logged and counted
 // ([Stats].MaintenanceFailures), never returned: the commit's result says
 // whether its rows landed, and a caller answering its source from that
 // error would have rows that are stored sent again. What failed is tried
 // again after a later commit.
 func (s *Sink) maintain(ctx context.Context, files []iceberg.DataFile) {
+	if s.held != nil { // an Ingester's: run after its callers are answered
+		s.held.files, s.held.due = append(s.held.files, files...), true
+		return
+	}
 	failed := func(what string, err error) {
 		s.stats.MaintenanceFailures++
 		s.meters.add(ctx, s.stats)
@@ -171,6 +176,12 @@ func (s *Sink) maintain(ctx context.Context, files []iceberg.DataFile) {
 	if s.clock != nil && !s.isSide {
 		s.noteOpen(files)
 		if err := s.compactClosed(ctx); err != nil {
+			failed("compaction", err)
+		}
+	}
+	if !s.isSide {
+		s.noteSmall(files)
+		if err := s.compactSmall(ctx); err != nil {
 			failed("compaction", err)
 		}
 	}

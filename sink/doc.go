@@ -56,6 +56,20 @@
 // a commit and against the rows the table holds, including those other sinks commit meanwhile
 // ([ErrKeyCommitted]); see [WithKey] for its cost.
 //
+// # Sources without positions
+//
+// An [Ingester] is the front of a sink for sources that retry instead of
+// replaying from a position (HTTP, gRPC): safe for concurrent use, it
+// takes records from many goroutines, group-commits them on the sink's
+// cadence, and returns to each caller once its rows are committed, with
+// keyed mode on a deterministic id (package recordid) as the dedupe.
+//
+// # Small files
+//
+// [WithSmallFileCompaction] compacts a partition once the sink has
+// committed a number of small files to it, so a stream without event
+// time (or an unpartitioned table) keeps its file count bounded.
+//
 // # Dead letters
 //
 // A message the caller cannot turn into a row goes to [Sink.Reject]: to the
@@ -85,7 +99,8 @@
 //     that every sink commit sets too.
 //   - Every commit's metadata lists every snapshot: the sink expires
 //     snapshots by default ([DefaultKeepSnapshots], [WithSnapshotExpiry]).
-//   - A Sink is not safe for concurrent use; run one per goroutine.
+//   - A Sink is not safe for concurrent use; run one per goroutine, or
+//     put an [Ingester] in front of it.
 //   - Files of a batch that never committed (a crash) are orphans until
 //     cleanup.Orphans removes them; they are never visible to readers.
 package sink

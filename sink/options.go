@@ -53,6 +53,8 @@ type config struct {
 	codeVersion    string
 	log            *slog.Logger
 	meterProvider  metric.MeterProvider
+	compactFiles   int   // compactfiles.go
+	compactSmall   int64 // 0: three quarters of the table's target file size
 }
 
 func defaults() config {
@@ -64,6 +66,7 @@ func defaults() config {
 		late:           table.RouteLate,
 		expireRetain:   DefaultKeepSnapshots,
 		expireEvery:    DefaultExpireEvery,
+		compactFiles:   DefaultCompactFiles,
 		runID:          uuid.NewString(),
 		log:            slog.New(slog.DiscardHandler),
 	}

@@ -61,6 +61,8 @@ type Sink struct {
 	late     *lateRows               // nil until the first late row
 	dead     *Sink                   // the dead-letter table's sink; nil until the first dead letter
 	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window
+	small    map[partition.Key]int   // small data files committed to each partition since its last compaction (compactfiles.go)
+	held     *heldMaintenance        // non-nil: maintenance held for an Ingester (ingester.go)
 	rows     int64                   // pending rows (main table)
 	bytes    int64
 	since    time.Time // when the first pending row arrived

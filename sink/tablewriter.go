@@ -8,8 +8,11 @@ import (
 )
 
 // compactPolicy is what the sink compacts: a partition of two or more
-// small data files, or with any row-level delete file.
-var compactPolicy = table.CompactPolicy{MinDeleteRatio: 0, MinSmallFiles: 2}
+// small data files (under [WithSmallFileCompaction]'s size), or with any
+// row-level delete file.
+func (s *Sink) compactPolicy() table.CompactPolicy {
+	return table.CompactPolicy{MinDeleteRatio: 0, MinSmallFiles: 2, SmallFileBytes: s.cfg.compactSmall}
+}
 
 // writer is the table writer the sink runs the table's operations through
 // (its compaction and snapshot expiry), opened on first use with the
@@ -19,7 +22,7 @@ func (s *Sink) writer(ctx context.Context) (*table.Writer, error) {
 	if s.tw != nil {
 		return s.tw, nil
 	}
-	opts := []table.Option{table.WithRetry(s.cfg.policy), table.WithLogger(s.cfg.log), table.WithCompactPolicy(compactPolicy)}
+	opts := []table.Option{table.WithRetry(s.cfg.policy), table.WithLogger(s.cfg.log), table.WithCompactPolicy(s.compactPolicy())}
 	if s.cfg.lock != nil {
 		opts = append(opts, table.WithCommitLock(s.cfg.lock))
 	}

@@ -46,11 +46,19 @@ func (c config) compactPolicy(tbl *icetable.Table) CompactPolicy {
 	if c.compact != nil {
 		p = *c.compact
 	}
-	if p.SmallFileBytes == 0 {
-		target := int64(tbl.Properties().GetInt(icetable.WriteTargetFileSizeBytesKey, icetable.WriteTargetFileSizeBytesDefault))
-		p.SmallFileBytes = target * 3 / 4
-	}
+	p.SmallFileBytes = p.SmallFileLimit(tbl)
 	return p
+}
+
+// SmallFileLimit is the size below which a data file of tbl is small
+// under p: SmallFileBytes, or when it is 0 three quarters of tbl's
+// write.target-file-size-bytes.
+func (p CompactPolicy) SmallFileLimit(tbl *icetable.Table) int64 {
+	if p.SmallFileBytes > 0 {
+		return p.SmallFileBytes
+	}
+	target := int64(tbl.Properties().GetInt(icetable.WriteTargetFileSizeBytesKey, icetable.WriteTargetFileSizeBytesDefault))
+	return target * 3 / 4
 }
 
 // needs reports whether the partition whose data files are tasks is worth
