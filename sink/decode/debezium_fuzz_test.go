@@ -15,11 +15,13 @@ func FuzzDebeziumDecode(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, dir := range []string{"schema", "payload"} {
-		for _, v := range dbzCaptured(f, dir) {
-			f.Add(v, []byte(dbzEvent("d", dbzKeyRow, "null", dbzSrc)))
-		}
+	// The bare payloads captured (600 bytes each), and one envelope with
+	// its schema part (3.4 KB): seeded with every envelope, the fuzzer
+	// stalled for minutes minimizing the new inputs it found in them.
+	for _, v := range dbzCaptured(f, "payload") {
+		f.Add(v, []byte(dbzEvent("d", dbzKeyRow, "null", dbzSrc)))
 	}
+	f.Add(dbzCaptured(f, "schema")[0], []byte(nil))
 	for _, seed := range []string{
 		dbzEvent("t", "null", "null", dbzSrc), `{"schema":null,"payload":null}`, `{"payload":{"op":"c"}}`,
 		dbzEvent("u", dbzRow, `{"order_id":1e400}`, dbzSrc), `{"op":"c","source":{"lsn":1,"ts_ms":2},"after":{"order_id":"x"}}`,
