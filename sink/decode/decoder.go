@@ -17,9 +17,11 @@ import (
 // failures that are not a message's fault.
 type Decoder func(values [][]byte) (Decoded, error)
 
-// Decoded is what a [Decoder] made of values. The caller releases Rows.
+// Decoded is what a [Decoder] made of values: each value is a row of
+// Rows, a reject in Bad, or (change-event formats only) in Skipped. The
+// caller releases Rows.
 type Decoded struct {
-	Rows arrow.RecordBatch // one row per value not in Bad, in order
+	Rows arrow.RecordBatch // one row per value not in Bad or Skipped, in order
 	Bad  []Rejected        // by increasing Index
 	// NewColumns are fields of the values the schema lacks, with the
 	// type a column for them takes, and, for a struct column (or a list
@@ -27,6 +29,15 @@ type Decoded struct {
 	// with a type of only those fields; only decoders made to evolve
 	// report them, and their values are not in Rows.
 	NewColumns []sink.Column
+	// Changes, from a change-event format ([DebeziumFormat]), are one
+	// per row of Rows: what the row's event does to its key, and where
+	// it stands in its source. Other formats leave it nil.
+	Changes []Change
+	// Skipped are the values that are neither a row nor a reject: the
+	// tombstones a change-event format skips (their source positions
+	// still count as consumed). By increasing index; other formats
+	// leave it nil, and then Rows has one row per value not in Bad.
+	Skipped []int
 }
 
 // Format makes the [Decoder] of rows of the table Arrow schema sc (the

@@ -22,7 +22,18 @@
 // The formats: [JSON] and [JSONFormat] (objects, fields mapped by name),
 // [Avro] (bare Avro datums with one writer schema) and [AvroConfluent]
 // (the Confluent wire format: writer schemas by id, from .avsc files with
-// [LoadAvroSchemas]; no schema registry client).
+// [LoadAvroSchemas]; no schema registry client), and the change-event
+// format [DebeziumFormat] (Debezium's envelopes in JSON).
+//
+// # Changes
+//
+// A change-event format says, besides each row's columns, what the row's
+// event does to its key and where it stands in its source: a [Change]
+// per row in [Decoded.Changes], an [Op] ([Upsert] or [Delete]) and the
+// values of the format's ordering fields ([Change.Order], compared with
+// [Change.Compare]). Its tombstones are no row and no reject: their
+// indexes are in [Decoded.Skipped], so a caller still counts their source
+// positions as consumed.
 //
 // # Concurrency
 //

@@ -114,6 +114,13 @@ func (d *jsonDecoder) normalize(v []byte, splice bool) ([]byte, error) {
 // at a time, and builds the batch again without them. Values with a null
 // in a required column are found in the batch built.
 func (d *jsonDecoder) decode(in [][]byte) (Decoded, error) {
+	return d.decodeRows(in, nil)
+}
+
+// decodeRows is decode where keysOnly (nil, or one per value) marks the
+// values whose required columns may be missing or null: the images of
+// deleted rows, which name their key only.
+func (d *jsonDecoder) decodeRows(in [][]byte, keysOnly []bool) (Decoded, error) {
 	values := make([][]byte, len(in))
 	var bad []Rejected
 	keep := make([]int, 0, len(in))
@@ -157,7 +164,7 @@ func (d *jsonDecoder) decode(in [][]byte) (Decoded, error) {
 	if nulls := d.requiredNulls(rows); len(nulls) > 0 {
 		var kept []int
 		for row, i := range keep {
-			if reason, ok := nulls[row]; ok {
+			if reason, ok := nulls[row]; ok && (keysOnly == nil || !keysOnly[i]) {
 				bad = append(bad, Rejected{Index: i, Reason: reason})
 				continue
 			}

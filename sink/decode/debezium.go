@@ -1,0 +1,179 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// DebeziumOrder names the ordering fields of a [DebeziumFormat] change,
+// in the order of [Change.Order]: the source's log sequence number, then
+// the source's commit time in milliseconds.
+var DebeziumOrder = [...]string{"source.lsn", "source.ts_ms"}
+
+// DebeziumFormat is the [Format] of Debezium's change events as Kafka
+// Connect's JSON converter writes them: the envelope with its schema part
+// ({"schema": ..., "payload": {...}}, schemas.enable=true, the
+// converter's default) or without it (the payload alone). Each value is
+// one row and one [Change] in [Decoded.Changes]:
+//
+//   - op "c" (insert), "r" (a snapshot's read) and "u" (update) are an
+//     [Upsert] of the row in "after";
+//   - op "d" is a [Delete] of the row in "before", which holds the key
+//     columns at least (under PostgreSQL's default replica identity the
+//     primary key only: the connector writes the zero of each other NOT
+//     NULL column, null for the nullable ones; a required column that is
+//     missing or null does not make a delete a reject);
+//   - [Change.Order] is source.lsn then source.ts_ms ([DebeziumOrder]).
+//
+// The row's columns are the image's fields, decoded as [JSONFormat]
+// decodes an object (fields the schema lacks are ignored, or reported as
+// new columns with evolve); the schema part is not read, so a column's
+// values are what the connector writes in the payload: set the
+// connector's decimal.handling.mode to string (or double) for decimal
+// columns, since its default (precise) writes unscaled bytes. A tombstone
+// (a nil or empty value, or a null payload: what the connector sends
+// after a delete for log compaction) is no row: its index is in
+// [Decoded.Skipped]. A value that is not an envelope, has another op
+// (a truncate, "t", names no row), lacks the image its op needs, lacks
+// source.lsn or source.ts_ms, or whose image does not decode, is in
+// [Decoded.Bad] with the reason.
+//
+// The LSN orders the changes of one key: PostgreSQL's row locks make a
+// later change of a row follow the earlier one's commit in the log, so
+// its LSN is greater, across transactions too. A snapshot's rows ("r")
+// share the snapshot's LSN, one row per key. Changes of different keys
+// in concurrent transactions may come in an order their LSNs do not
+// follow; only a per-key comparison is meaningful.
+func DebeziumFormat() Format {
+	return func(sc *arrow.Schema, evolve bool) (Decoder, error) {
+		return (&debeziumDecoder{rows: newJSONDecoder(sc, evolve)}).decode, nil
+	}
+}
+
+type debeziumDecoder struct {
+	rows *jsonDecoder
+}
+
+// debeziumPayload is the part of a change event the decoder reads.
+type debeziumPayload struct {
+	Op     string          `json:"op"`
+	Before json.RawMessage `json:"before"`
+	After  json.RawMessage `json:"after"`
+	Source *struct {
+		LSN  *int64 `json:"lsn"`
+		TsMs *int64 `json:"ts_ms"`
+	} `json:"source"`
+}
+
+// debeziumMessage is a value with or without the schema part.
+type debeziumMessage struct {
+	Schema  json.RawMessage `json:"schema"`
+	Payload json.RawMessage `json:"payload"`
+	debeziumPayload
+}
+
+// event is the change a value holds, its row's image, or why it is no
+// row (skip: a tombstone; otherwise reason is the reject's).
+func (d *debeziumDecoder) event(v []byte) (c Change, image []byte, skip bool, reason string) {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || bytes.Equal(v, []byte("null")) {
+		return Change{}, nil, true, ""
+	}
+	if v[0] != '{' {
+		return Change{}, nil, false, errNotObject.Error()
+	}
+	var m debeziumMessage
+	if err := json.Unmarshal(v, &m); err != nil {
+		return Change{}, nil, false, fmt.Sprintf("debezium: %v", err)
+	}
+	p := m.debeziumPayload
+	if m.Payload != nil && m.Op == "" {
+		if isNull(m.Payload) {
+			return Change{}, nil, true, ""
+		}
+		p = debeziumPayload{}
+		if err := json.Unmarshal(m.Payload, &p); err != nil {
+			return Change{}, nil, false, fmt.Sprintf("debezium: payload: %v", err)
+		}
+	}
+	switch p.Op {
+	case "c", "r", "u":
+		c.Op, image = Upsert, p.After
+	case "d":
+		c.Op, image = Delete, p.Before
+	case "":
+		return Change{}, nil, false, "debezium: not a change event (no op)"
+	case "t":
+		return Change{}, nil, false, `debezium: a truncate (op "t") names no row`
+	default:
+		return Change{}, nil, false, fmt.Sprintf("debezium: op %q is not c, r, u or d", p.Op)
+	}
+	if isNull(image) {
+		side := "after"
+		if c.Op == Delete {
+			side = "before"
+		}
+		return Change{}, nil, false, fmt.Sprintf("debezium: op %q without the %s image", p.Op, side)
+	}
+	if p.Source == nil || p.Source.LSN == nil || p.Source.TsMs == nil {
+		return Change{}, nil, false, "debezium: source.lsn or source.ts_ms is missing"
+	}
+	c.Order = []int64{*p.Source.LSN, *p.Source.TsMs}
+	return c, image, false, ""
+}
+
+// isNull reports whether raw is absent or the JSON null.
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+// decode reads the envelopes, then decodes their images in one batch
+// with the JSON decoder, and maps its rejects back to the values.
+func (d *debeziumDecoder) decode(values [][]byte) (Decoded, error) {
+	var (
+		bad      []Rejected
+		skipped  []int
+		images   [][]byte
+		keysOnly []bool
+		changes  []Change
+		from     []int // the value of each image
+	)
+	for i, v := range values {
+		c, image, skip, reason := d.event(v)
+		switch {
+		case skip:
+			skipped = append(skipped, i)
+		case reason != "":
+			bad = append(bad, Rejected{Index: i, Reason: reason})
+		default:
+			images = append(images, image)
+			keysOnly = append(keysOnly, c.Op == Delete)
+			changes = append(changes, c)
+			from = append(from, i)
+		}
+	}
+	out, err := d.rows.decodeRows(images, keysOnly)
+	if err != nil {
+		return Decoded{}, err
+	}
+	kept := changes[:0]
+	next := 0 // of out.Bad, by increasing image index
+	for k, c := range changes {
+		if next < len(out.Bad) && out.Bad[next].Index == k {
+			bad = append(bad, Rejected{Index: from[k], Reason: out.Bad[next].Reason})
+			next++
+			continue
+		}
+		kept = append(kept, c)
+	}
+	sortRejected(bad)
+	out.Bad, out.Changes, out.Skipped = bad, kept, skipped
+	if len(out.Changes) == 0 {
+		out.Changes = nil
+	}
+	return out, nil
+}
