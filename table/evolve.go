@@ -119,7 +119,6 @@ func (w *Writer) AddColumns(ctx context.Context, cols ...NewColumn) (SchemaChang
 	w.commitTurn.lock()
 	defer w.commitTurn.unlock()
 	t := w.target(op)
-	t.Base = w.Table()
 	res, err := snapshotcommit.UpdateMetadata(ctx, w.cat, snapshotcommit.MetadataRequest{Target: t, Plan: plan})
 	if err != nil {
 		return SchemaChange{}, err

@@ -28,12 +28,14 @@ func StagedMetadata(txn *icetable.Transaction, landed func(md icetable.Metadata)
 // returns nil when the state holds the change already (the result is
 // then Unchanged). Conflicts are retried within the writer's policy; an
 // error whose outcome is unknown is resolved by the change's Landed.
-// op names the change in errors. Do not call it from a goroutine that
+// Every attempt plans on a state loaded in it, never on [Writer.Table]:
+// a plan may read what its requirements do not guard (the refs and
+// snapshots an expiry frees files by). op names the change in errors.
+// Do not call it from a goroutine that
 // holds [Writer.LockCommits].
 func (w *Writer) CommitMetadata(ctx context.Context, op string, plan func(ctx context.Context, base *icetable.Table) (*MetadataChange, error)) (commit.Result, error) {
 	w.commitTurn.lock()
 	defer w.commitTurn.unlock()
 	t := w.target("table: " + w.name + ": " + op)
-	t.Base = w.Table()
 	return snapshotcommit.UpdateMetadata(ctx, w.cat, snapshotcommit.MetadataRequest{Target: t, Plan: plan})
 }

@@ -39,6 +39,9 @@ func Staged(txn *icetable.Transaction, landed func(md icetable.Metadata) bool, w
 }
 
 // MetadataRequest commits a [MetadataChange] planned on each attempt.
+// Leave Target.Base nil when Plan reads what the change's requirements do
+// not guard (a snapshot expiry frees files by every ref and snapshot):
+// every attempt then plans on a state loaded in it.
 type MetadataRequest struct {
 	Target
 	// Plan returns the change on base, the table state of one attempt
