@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -116,22 +115,28 @@ func (h Hygiene) setProperties(ctx context.Context, w *table.Writer) error {
 	if len(want) == 0 {
 		return nil
 	}
-	return retry(ctx, w, func(tbl *icetable.Table) (bool, error) {
-		props := tbl.Properties()
-		same := true
-		for k, v := range want {
-			same = same && props[k] == v
-		}
-		if same {
-			return false, nil
+	_, err := w.CommitMetadata(ctx, "set metadata properties", func(_ context.Context, tbl *icetable.Table) (*table.MetadataChange, error) {
+		if holds(tbl.Metadata(), want) {
+			return nil, nil
 		}
 		txn := tbl.NewTransaction()
 		if err := txn.SetProperties(want); err != nil {
-			return false, err
+			return nil, err
 		}
-		_, err := txn.Commit(ctx)
-		return true, err
+		return table.StagedMetadata(txn, func(md icetable.Metadata) bool { return holds(md, want) })
 	})
+	return err
+}
+
+// holds reports whether md has the properties want.
+func holds(md icetable.Metadata, want iceberg.Properties) bool {
+	props := md.Properties()
+	for k, v := range want {
+		if props[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // expire expires snapshots after the run as h says.
@@ -153,56 +158,60 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 		garbage []string
 		gfs     iceio.IO
 	)
-	err := retry(ctx, w, func(tbl *icetable.Table) (bool, error) {
+	res, err := w.CommitMetadata(ctx, "expire snapshots", func(ctx context.Context, tbl *icetable.Table) (*table.MetadataChange, error) {
+		gfs, garbage = nil, nil
 		fsys, err := tbl.FS(ctx)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		incremental := linear(tbl.Metadata()) // else iceberg-go's cleanup runs after the commit
 		txn := tbl.NewTransaction()
 		if err := txn.ExpireSnapshots(icetable.WithRetainLast(keep), icetable.WithOlderThan(olderThan), icetable.WithPostCommit(!incremental)); err != nil {
-			return false, err
+			return nil, err
 		}
 		staged, err := txn.StagedTable()
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		base, ok := newestExpired(tbl.Metadata(), staged.Metadata())
 		if !ok {
-			return false, nil // nothing of main's ancestry expires
+			return nil, nil // nothing of main's ancestry expires
 		}
 		var freed []string
 		if incremental {
 			if freed, err = freedFiles(fsys, tbl.Metadata(), staged.Metadata()); err != nil {
-				return false, err
+				return nil, err
 			}
 		}
 		path, err := snapshotcommit.WriteCheckpoint(ctx, tbl, base)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		if err := txn.SetProperties(iceberg.Properties{commit.PropertyLineage: path}); err != nil {
 			_ = fsys.Remove(path)
-			return false, err
+			return nil, err
 		}
-		if _, err = txn.Commit(ctx); err != nil {
-			// Not committed (a conflict is retried with a new file). Kept
-			// when the outcome cannot be known: the table may name it.
-			if transient(err) {
-				_ = fsys.Remove(path)
-			}
-			return true, err
+		// The checkpoint is the commit's own file: the loop removes it
+		// when the commit is not applied, and keeps it when the outcome
+		// cannot be known (the table may name it).
+		mc, err := table.StagedMetadata(txn, func(md icetable.Metadata) bool { return md.Properties()[commit.PropertyLineage] == path }, path)
+		if err != nil {
+			_ = fsys.Remove(path)
+			return nil, err
 		}
 		gfs, garbage = fsys, freed
 		if old := tbl.Properties()[commit.PropertyLineage]; old != "" && old != path {
 			garbage = append(garbage, old) // replaced: the new checkpoint holds its records
 		}
-		return true, nil
+		return mc, nil
 	})
+	if err != nil || res.Unchanged {
+		return err
+	}
 	for _, f := range garbage {
 		_ = gfs.Remove(f) // best effort: what remains is for an orphan cleanup
 	}
-	return err
+	return nil
 }
 
 // newestExpired is the newest snapshot of main's ancestry in before that
@@ -214,60 +223,4 @@ func newestExpired(before, after icetable.Metadata) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// retry runs a maintenance commit on the latest table state, in the
-// writer's commit turn and under its commit lock when it has one
-// (table.Writer.LockCommits): the run's own workers, sharing w, wait while
-// it commits. It tries again when a concurrent commit (another process's)
-// made it conflict or pruned the metadata file it loaded, up to
-// reloadAttempts times, then fails with commit.ErrConflict. Maintenance
-// commits change no data, so a blind retry on a fresh state is safe.
-func retry(ctx context.Context, w *table.Writer, fn func(tbl *icetable.Table) (bool, error)) error {
-	var err error
-	for attempt := range reloadAttempts {
-		if attempt > 0 {
-			// Workers committing in a loop would win every race that
-			// is retried at once: wait a jittered, growing while.
-			d := time.Duration(attempt) * (20*time.Millisecond + rand.N(20*time.Millisecond))
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
-			}
-		}
-		// Under the writers' commit lock, if they share one: the
-		// maintenance commit then waits its turn instead of racing them.
-		var unlock func()
-		if unlock, err = w.LockCommits(ctx); err != nil {
-			return err
-		}
-		var tbl *icetable.Table
-		if tbl, err = refresh(ctx, w); err != nil {
-			unlock()
-			return err
-		}
-		var committed bool
-		committed, err = fn(tbl)
-		if err == nil && committed {
-			// Still in turn: the writer's next commit then starts from
-			// this state instead of losing its first attempt to it.
-			_, _ = w.Refresh(ctx)
-		}
-		unlock()
-		if err == nil || !transient(err) {
-			return err
-		}
-		// Lost a race: the catalog may have kept the metadata file it
-		// wrote for this attempt.
-		if now, lerr := w.Refresh(ctx); lerr == nil {
-			snapshotcommit.RemoveLostMetadata(ctx, tbl, now)
-		}
-	}
-	if snapshotcommit.IsConflict(err) {
-		return fmt.Errorf("%w after %d attempts: %w", commit.ErrConflict, reloadAttempts, err)
-	}
-	return err
 }

@@ -7,12 +7,10 @@ import (
 
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/table"
 )
 
-// reloadAttempts bounds the loads of [refresh] and the attempts of a
-// maintenance commit ([retry]).
+// reloadAttempts bounds the loads of [refresh].
 const reloadAttempts = 10
 
 // pruned reports whether err is a metadata.json that vanished while it was
@@ -35,8 +33,3 @@ func refresh(ctx context.Context, w *table.Writer) (*icetable.Table, error) {
 	}
 	return nil, err
 }
-
-// transient reports whether a maintenance commit failed without applying
-// anything because another writer moved the table: it lost the race, or
-// the table it loaded was pruned under it.
-func transient(err error) bool { return snapshotcommit.IsConflict(err) || pruned(err) }

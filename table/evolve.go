@@ -8,12 +8,10 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/schema"
 )
@@ -84,8 +82,11 @@ func (w *Writer) AddColumn(ctx context.Context, col NewColumn) error {
 // The change is recorded in the table property icerun.schema-change.<new
 // schema id> with the code version and run id, and a table name mapping
 // (schema.name-mapping.default), when the table has one, gains the new
-// fields in the same commit, keeping every alias it holds. Each attempt
-// holds the writer's commit turn and commit lock ([Writer.LockCommits]).
+// fields in the same commit, keeping every alias it holds. The call
+// commits through the commit loop in the writer's commit turn, each
+// attempt under its commit lock ([WithCommitLock]); an error whose
+// outcome is unknown is resolved by looking for the new schema with this
+// note as the table's current one.
 // Renames and drops go through iceberg-go's UpdateSchema; icerun keeps
 // resolving old names after a rename through the name mapping.
 func (w *Writer) AddColumns(ctx context.Context, cols ...NewColumn) (SchemaChange, error) {
@@ -97,48 +98,45 @@ func (w *Writer) AddColumns(ctx context.Context, cols ...NewColumn) (SchemaChang
 		}
 		fields[i] = iceberg.NestedField{Name: c.Name, Type: c.Type}
 	}
-	policy, err := w.cfg.policy.WithDefaults()
+	var change SchemaChange
+	var note []string
+	plan := func(_ context.Context, tbl *icetable.Table) (*snapshotcommit.MetadataChange, error) {
+		change, note = SchemaChange{SchemaID: tbl.Schema().ID}, nil
+		adds, err := schema.Additions(tbl.Schema(), fields)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSchemaChange, err)
+		}
+		if len(adds) == 0 {
+			return nil, nil // a rerun, or another writer added them
+		}
+		mc, err := w.stageColumns(tbl, cols, adds, &note)
+		if err != nil {
+			return nil, err
+		}
+		change.Added = adds
+		return mc, nil
+	}
+	w.commitTurn.lock()
+	defer w.commitTurn.unlock()
+	t := w.target(op)
+	res, err := snapshotcommit.UpdateMetadata(ctx, w.cat, snapshotcommit.MetadataRequest{Target: t, Plan: plan})
 	if err != nil {
-		return SchemaChange{}, fmt.Errorf("%s: %w", op, err)
+		return SchemaChange{}, err
 	}
-	for n := 1; ; n++ {
-		change, err := w.addColumns(ctx, op, cols, fields)
-		if err == nil || !snapshotcommit.IsConflict(err) {
-			return change, err
-		}
-		if n >= policy.Attempts {
-			return SchemaChange{}, fmt.Errorf("%s: %w after %d attempts: %w", op, commit.ErrConflict, n, err)
-		}
-		select {
-		case <-time.After(policy.Backoff(n)):
-		case <-ctx.Done():
-			return SchemaChange{}, fmt.Errorf("%s: %w", op, context.Cause(ctx))
-		}
+	if res.Unchanged {
+		return SchemaChange{SchemaID: change.SchemaID}, nil
 	}
+	w.obs.log.Info("schema change", slog.String("table", w.name), slog.String("change", strings.Join(note, ", ")), slog.Int("schema", change.SchemaID))
+	return change, nil
 }
 
-// addColumns is one attempt of AddColumns on the table as it is now. A
-// conflict is returned unwrapped, for the caller to retry.
-func (w *Writer) addColumns(ctx context.Context, op string, cols []NewColumn, fields []iceberg.NestedField) (SchemaChange, error) {
-	unlock, err := w.LockCommits(ctx)
-	if err != nil {
-		return SchemaChange{}, fmt.Errorf("%s: %w", op, err)
-	}
-	defer unlock()
-	tbl, err := w.refresh(ctx)
-	if err != nil {
-		return SchemaChange{}, fmt.Errorf("%s: %w", op, err)
-	}
-	adds, err := schema.Additions(tbl.Schema(), fields)
-	if err != nil {
-		return SchemaChange{}, fmt.Errorf("%s: %w: %w", op, ErrSchemaChange, err)
-	}
-	if len(adds) == 0 {
-		return SchemaChange{SchemaID: tbl.Schema().ID}, nil
-	}
+// stageColumns stages the additions adds of cols on tbl: the new schema,
+// the icerun.schema-change.<id> note (set into *note) and the extended
+// name mapping. The change landed when the table's current schema is the
+// new one and holds this note.
+func (w *Writer) stageColumns(tbl *icetable.Table, cols []NewColumn, adds []schema.Addition, note *[]string) (*snapshotcommit.MetadataChange, error) {
 	txn := tbl.NewTransaction()
 	upd := txn.UpdateSchema(true, false)
-	note := make([]string, 0, len(adds))
 	for _, a := range adds {
 		var doc string
 		var def iceberg.Literal
@@ -147,7 +145,7 @@ func (w *Writer) addColumns(ctx context.Context, op string, cols []NewColumn, fi
 			doc, def = c.Doc, c.InitialDefault
 		}
 		if v := tbl.Metadata().Version(); def != nil && v < 3 {
-			return SchemaChange{}, fmt.Errorf("%s: %w: initial-default of %s needs table format version 3, the table is version %d", op, ErrSchemaChange, a.Path[0], v)
+			return nil, fmt.Errorf("%w: initial-default of %s needs table format version 3, the table is version %d", ErrSchemaChange, a.Path[0], v)
 		}
 		next := 0
 		upd.AddColumn(a.Path, renumber(a.Type, &next), doc, false, def)
@@ -155,32 +153,27 @@ func (w *Writer) addColumns(ctx context.Context, op string, cols []NewColumn, fi
 		if def != nil {
 			text += fmt.Sprintf(" initial-default %v", def)
 		}
-		note = append(note, text)
+		*note = append(*note, text)
 	}
 	if err := upd.Commit(); err != nil {
-		return SchemaChange{}, fmt.Errorf("%s: %w: %w", op, ErrSchemaChange, err)
+		return nil, fmt.Errorf("%w: %w", ErrSchemaChange, err)
 	}
 	staged, err := txn.StagedTable()
 	if err != nil {
-		return SchemaChange{}, fmt.Errorf("%s: %w", op, err)
+		return nil, err
 	}
-	props := iceberg.Properties{SchemaChangePrefix + strconv.Itoa(staged.Schema().ID): fmt.Sprintf("%s by code version %s, run %s", strings.Join(note, ", "), w.cfg.codeVersion, w.cfg.runID)}
+	id := staged.Schema().ID
+	key := SchemaChangePrefix + strconv.Itoa(id)
+	props := iceberg.Properties{key: fmt.Sprintf("%s by code version %s, run %s", strings.Join(*note, ", "), w.cfg.codeVersion, w.cfg.runID)}
 	if err := keepMapping(props, tbl, staged.Schema()); err != nil {
-		return SchemaChange{}, fmt.Errorf("%s: %w", op, err)
+		return nil, err
 	}
 	if err := txn.SetProperties(props); err != nil {
-		return SchemaChange{}, fmt.Errorf("%s: %w", op, err)
+		return nil, err
 	}
-	committed, err := txn.Commit(ctx)
-	if err != nil {
-		if snapshotcommit.IsConflict(err) {
-			return SchemaChange{}, err
-		}
-		return SchemaChange{}, fmt.Errorf("%s: %w", op, err)
-	}
-	w.setTable(committed)
-	w.obs.log.Info("schema change", slog.String("table", w.name), slog.String("change", strings.Join(note, ", ")), slog.Int("schema", committed.Schema().ID))
-	return SchemaChange{Added: adds, SchemaID: committed.Schema().ID}, nil
+	return snapshotcommit.Staged(txn, func(md icetable.Metadata) bool {
+		return md.CurrentSchema().ID == id && md.Properties()[key] == props[key]
+	})
 }
 
 // columnNamed is the first column of cols named name.

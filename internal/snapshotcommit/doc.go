@@ -70,8 +70,13 @@
 // Every operation commits through the same loop (loop.go, whose comment
 // states its invariants), the only code of the module that calls a
 // catalog's CommitTable (TestOneCommitPoint holds it so): [Replace],
-// [RowDelta], [Append], [RewriteManifests], [Publish] and [DropBranch].
-// Each supplies only what it validates on an attempt's table state and
+// [RowDelta], [Append], [RewriteManifests], [Publish], [DropBranch] and
+// [UpdateMetadata] (a change that adds no snapshot: a schema change, table
+// properties, a snapshot expiry, staged in an iceberg-go transaction that
+// is never committed itself; [Staged] takes its updates and requirements,
+// and the change's Landed finds it after a lost answer). No non-test code
+// commits an iceberg-go Transaction but a benchmark's baseline and an
+// example playing another engine (TestOneCommitPoint). Each supplies only what it validates on an attempt's table state and
 // what it stages on it, as Java Iceberg's SnapshotProducer subclasses
 // supply validate and apply; loading, the lock, the commit, the outcome's
 // classification, the search for a commit whose answer was lost, the
@@ -96,9 +101,8 @@
 // Records are keyed by the canonical key text: "" for the one key of an
 // unpartitioned table, whose summaries hold commit.SummaryPartitions
 // present and empty.
-// Other committers (backfill's maintenance commits) classify their errors
-// with [IsConflict] and remove what lost races left with
-// [RemoveLostMetadata].
+// Backfill's maintenance commits (metadata pruning properties, snapshot
+// expiry with its checkpoint) are [UpdateMetadata] changes.
 //
 // # Branches (write-audit-publish)
 //

@@ -60,8 +60,8 @@ func (st *staged) change(files []string) *change {
 
 // loop is the commit loop: the one place where icerun calls a catalog's
 // CommitTable. Every commit of every operation (a replacement, a row
-// delta, an append, a manifest rewrite, a publish, a branch removal) runs
-// through [loop.run], and keeps these invariants:
+// delta, an append, a manifest rewrite, a publish, a branch removal, a
+// metadata change) runs through [loop.run], and keeps these invariants:
 //
 //   - Every attempt plans on a table state loaded from the catalog during
 //     the call (Target.Base only on the first attempt and only without a

@@ -13,8 +13,8 @@ import (
 // the state its files were written for, the call's token, and how the
 // [loop] runs it. Every request type embeds it ([Request],
 // [RowDeltaRequest], [AppendRequest], [ManifestsRequest],
-// [PublishRequest], [DropBranchRequest]); the loop reads nothing else of
-// a request.
+// [PublishRequest], [DropBranchRequest], [MetadataRequest]); the loop
+// reads nothing else of a request.
 type Target struct {
 	Op        string // names the operation in errors, e.g. "commit: replace db.orders/event_date=2026-07-14"
 	Ident     icetable.Identifier
