@@ -203,7 +203,9 @@ func (cs ChangeSpec) check(tbl *icetable.Table) error {
 
 // applyOnce compares the input with tbl's rows and tombstones, writes the
 // tombstones and commits the table's change. It fails with
-// errDecidedOnOldState when the table moved before the commit.
+// errDecidedOnOldState when the table moved before the commit in a
+// partition it changes, or, in any partition, by a file that may hold an
+// input key (keyGuard).
 func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, spec *partition.Spec, res *schema.Resolution, chg *changes, in map[string]*change, keys map[string]struct{}, rng *keyRange, cs ChangeSpec) (ChangeResult, error) {
 	stored, err := readStored(ctx, tbl, spec, cs.Key, cs.Order, keys, rng)
 	if err != nil {
@@ -243,7 +245,7 @@ func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, 
 		}
 		out.LateRows = int64(len(d.late))
 	}
-	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: cs.Key, chg: chg, cfg: w.cfg, plan: &d.plan}
+	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: cs.Key, chg: chg, cfg: w.cfg, plan: &d.plan, guard: newKeyGuard(tbl, rng)}
 	var r commit.Result
 	if w.cfg.mergeOnRead(tbl) {
 		r, err = u.runMOR(ctx, tbl)
