@@ -65,6 +65,14 @@ var (
 // new state, so two concurrent upserts never lose each other's keys nor
 // duplicate one. The merges and commit attempts together are bounded by
 // the [WithRetry] budget (its Attempts), then [commit.ErrConflict].
+// Without [WithUpsertNewerOnly] no other partition is read, so the
+// guarantee is per partition, concurrent or not: two upserts of one key
+// into two partitions leave a row in each. With it, every commit attempt
+// also validates that no file committed since the stored rows were read
+// may hold an input key, in any partition (by its bounds on the first key
+// column); when one may, the stored rows are read and compared again
+// within the same budget, so a concurrent newer row of a key in another
+// partition makes the input's row Stale rather than a second live row.
 //
 // Memory is bounded by one partition's keys plus batch buffers: the input
 // is resolved and spilled once to staged Parquet files, one set per
