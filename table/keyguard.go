@@ -45,6 +45,9 @@ func (g *keyGuard) check(ctx context.Context, base *icetable.Table) error {
 	}
 	if g.before == nil {
 		before := map[string]bool{}
+		if g.snapshot != 0 && base.Metadata().SnapshotByID(g.snapshot) == nil {
+			return fmt.Errorf("%w: compared snapshot %d expired", errDecidedOnOldState, g.snapshot)
+		}
 		if g.snapshot != 0 {
 			tasks, err := base.Scan(icetable.WithSnapshotID(g.snapshot)).PlanFiles(ctx)
 			if err != nil {
