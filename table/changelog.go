@@ -103,11 +103,20 @@ type ChangeResult struct {
 // row. A rerun of a call that committed is a no-op: every key is Stale
 // and no snapshot is made (Unchanged).
 //
-// Concurrency: when the table moved between the comparison and the
-// commit, the input is compared again with the new state, within the
-// [WithRetry] budget. Not safe for concurrent use with other changelog
-// writes of the same keys from another Writer that commit between this
-// call's comparison and its commit to partitions it does not touch.
+// Concurrency: every commit attempt validates, as Java Iceberg's RowDelta
+// does with a conflict filter, that the partitions the call changes hold
+// exactly the files it planned on, and that no data or delete file
+// committed since the snapshot the comparison read, in any partition, may
+// hold an input key (by its bounds on the first key column, the pruning
+// of the comparison). When one does (another Writer's ApplyChanges,
+// Upsert or delete of one of the keys, in whichever partition), the input
+// is compared again with the new state, within the [WithRetry] budget,
+// then [commit.ErrConflict]: two concurrent calls leave one live row per
+// key, the one with the greatest order. Tombstones are read with the
+// comparison and not validated at the commit: a concurrent delete of a
+// key the table does not hold, with an order newer than this call's row,
+// leaves the tombstone newer than the row, and the next call that meets
+// the key deletes the row.
 func (w *Writer) ApplyChanges(ctx context.Context, rows array.RecordReader, cs ChangeSpec) (ChangeResult, error) {
 	op := fmt.Sprintf("table: apply changes to %s by (%s)", w.name, strings.Join(cs.Key, ", "))
 	ctx, done := w.observe(ctx, opApplyChanges, op)
@@ -203,7 +212,9 @@ func (cs ChangeSpec) check(tbl *icetable.Table) error {
 
 // applyOnce compares the input with tbl's rows and tombstones, writes the
 // tombstones and commits the table's change. It fails with
-// errDecidedOnOldState when the table moved before the commit.
+// errDecidedOnOldState when the table moved before the commit in a
+// partition it changes, or, in any partition, by a file that may hold an
+// input key (keyGuard).
 func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, spec *partition.Spec, res *schema.Resolution, chg *changes, in map[string]*change, keys map[string]struct{}, rng *keyRange, cs ChangeSpec) (ChangeResult, error) {
 	stored, err := readStored(ctx, tbl, spec, cs.Key, cs.Order, keys, rng)
 	if err != nil {
@@ -243,7 +254,7 @@ func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, 
 		}
 		out.LateRows = int64(len(d.late))
 	}
-	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: cs.Key, chg: chg, cfg: w.cfg, plan: &d.plan}
+	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: cs.Key, chg: chg, cfg: w.cfg, plan: &d.plan, guard: newKeyGuard(tbl, rng)}
 	var r commit.Result
 	if w.cfg.mergeOnRead(tbl) {
 		r, err = u.runMOR(ctx, tbl)

@@ -155,7 +155,7 @@ func (w *Writer) deleteTarget(ctx context.Context, op string, part partition.Key
 
 // commitDelete commits the delete plan makes of partition part.
 func (w *Writer) commitDelete(ctx context.Context, op string, tbl *icetable.Table, spec *partition.Spec, part partition.Key, plan deltaPlanner) (commit.Result, error) {
-	res, err := commitDeltas(ctx, w, op, tbl, spec, []partition.Key{part}, plan)
+	res, err := commitDeltas(ctx, w, op, tbl, spec, []partition.Key{part}, plan, nil)
 	if errors.Is(err, errEqualityDeletes) {
 		return res, fmt.Errorf("%w: %w", commit.ErrUnsupported, err)
 	}

@@ -53,7 +53,7 @@ type deltaPlanner func(ctx context.Context, tbl *icetable.Table, k partition.Key
 // of their keys, all in one snapshot. A partition with equality deletes
 // makes the whole upsert copy-on-write.
 func (u *upsert) runMOR(ctx context.Context, tbl *icetable.Table) (commit.Result, error) {
-	res, err := commitDeltas(ctx, u.w, u.op, tbl, u.spec, u.keys(), u.planDelta)
+	res, err := commitDeltas(ctx, u.w, u.op, tbl, u.spec, u.keys(), u.planDelta, u.guard.check)
 	if errors.Is(err, errEqualityDeletes) {
 		return u.run(ctx, tbl)
 	}
@@ -159,8 +159,10 @@ func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 // commits them in one snapshot ([snapshotcommit.RowDelta]). Partitions
 // that another writer changed in between are planned again on the new
 // state, within the writer's retry budget, then [commit.ErrConflict].
-// Staged files are removed unless the commit's outcome is unknown.
-func commitDeltas(ctx context.Context, w *Writer, op string, tbl *icetable.Table, spec *partition.Spec, keys []partition.Key, plan deltaPlanner) (commit.Result, error) {
+// verify, when not nil, is checked on every attempt's base (see
+// [snapshotcommit.RowDeltaRequest].Verify). Staged files are removed
+// unless the commit's outcome is unknown.
+func commitDeltas(ctx context.Context, w *Writer, op string, tbl *icetable.Table, spec *partition.Spec, keys []partition.Key, plan deltaPlanner, verify func(context.Context, *icetable.Table) error) (commit.Result, error) {
 	unchanged := func(tbl *icetable.Table, attempts int) commit.Result {
 		r := commit.Result{Unchanged: true, Attempts: max(attempts, 1)}
 		if s := tbl.CurrentSnapshot(); s != nil {
@@ -210,7 +212,7 @@ func commitDeltas(ctx context.Context, w *Writer, op string, tbl *icetable.Table
 			return unchanged(tbl, attempts), removeAll()
 		}
 		base := w.request(op, tbl, spec, nil)
-		req := snapshotcommit.RowDeltaRequest{Target: base.Target, Deltas: deltas, Lineage: base.Lineage, TableProperties: base.TableProperties}
+		req := snapshotcommit.RowDeltaRequest{Target: base.Target, Deltas: deltas, Lineage: base.Lineage, TableProperties: base.TableProperties, Verify: verify}
 		req.Base = tbl
 		req.Policy.Attempts, req.Spent = pol.Attempts, attempts
 		w.commitTurn.lock()

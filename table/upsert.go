@@ -65,6 +65,14 @@ var (
 // new state, so two concurrent upserts never lose each other's keys nor
 // duplicate one. The merges and commit attempts together are bounded by
 // the [WithRetry] budget (its Attempts), then [commit.ErrConflict].
+// Without [WithUpsertNewerOnly] no other partition is read, so the
+// guarantee is per partition, concurrent or not: two upserts of one key
+// into two partitions leave a row in each. With it, every commit attempt
+// also validates that no file committed since the stored rows were read
+// may hold an input key, in any partition (by its bounds on the first key
+// column); when one may, the stored rows are read and compared again
+// within the same budget, so a concurrent newer row of a key in another
+// partition makes the input's row Stale rather than a second live row.
 //
 // Memory is bounded by one partition's keys plus batch buffers: the input
 // is resolved and spilled once to staged Parquet files, one set per
@@ -141,27 +149,46 @@ func (w *Writer) upsert(ctx context.Context, op string, rows array.RecordReader,
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: keyColumns, chg: chg, cfg: w.cfg}
-	if w.cfg.upsertNewerOnly {
-		if err := u.readStored(ctx, tbl); err != nil {
-			return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	attempts := w.cfg.policy.Attempts
+	if attempts == 0 {
+		attempts = commit.DefaultPolicy.Attempts
+	}
+	for round := 1; ; round++ {
+		u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: keyColumns, chg: chg, cfg: w.cfg}
+		if w.cfg.upsertNewerOnly {
+			if err := u.readStored(ctx, tbl); err != nil {
+				return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+			}
+		}
+		var result commit.Result
+		if w.cfg.mergeOnRead(tbl) {
+			result, err = u.runMOR(ctx, tbl)
+		} else {
+			result, err = u.run(ctx, tbl)
+		}
+		result.Ignored = res.Ignored()
+		for _, n := range u.stale {
+			result.Stale += n
+		}
+		// With WithUpsertNewerOnly a key another writer committed since the
+		// stored rows were read makes the comparison again (keyGuard).
+		if !errors.Is(err, errDecidedOnOldState) || round >= attempts {
+			if errors.Is(err, errDecidedOnOldState) {
+				err = fmt.Errorf("%s: %w after %d rounds: %v", op, commit.ErrConflict, round, err)
+			}
+			return result, err
+		}
+		if tbl, err = w.head(ctx); err != nil {
+			return result, fmt.Errorf("%s: %w", op, err)
+		}
+		if tbl.Schema().ID != u.schemaID || tbl.Metadata().DefaultPartitionSpec() != spec.ID() {
+			return result, fmt.Errorf("%s: %w: schema or partition spec changed while comparing", op, commit.ErrTableChanged)
 		}
 	}
-	var result commit.Result
-	if w.cfg.mergeOnRead(tbl) {
-		result, err = u.runMOR(ctx, tbl)
-	} else {
-		result, err = u.run(ctx, tbl)
-	}
-	result.Ignored = res.Ignored()
-	for _, n := range u.stale {
-		result.Stale += n
-	}
-	return result, err
 }
 
 // readStored reads the greatest order the table holds of each input key,
-// for WithUpsertNewerOnly.
+// for WithUpsertNewerOnly, and guards the comparison (keyGuard).
 func (u *upsert) readStored(ctx context.Context, tbl *icetable.Table) error {
 	keys := map[string]struct{}{}
 	rng := newKeyRange(u.keyColumns)
@@ -179,6 +206,7 @@ func (u *upsert) readStored(ctx context.Context, tbl *icetable.Table) error {
 		return err
 	}
 	u.stored, u.stale = make(map[string]orderKey, len(stored)), map[partition.Key]int64{}
+	u.guard = newKeyGuard(tbl, rng)
 	for key, s := range stored {
 		u.stored[key] = s.ord
 	}
@@ -204,6 +232,10 @@ type upsert struct {
 	// nothing, and are counted in stale, by partition.
 	stored map[string]orderKey
 	stale  map[partition.Key]int64
+	// guard, when set, is checked on every commit attempt: a file
+	// committed since the comparison (stored, or plan) that may hold an
+	// input key fails it with errDecidedOnOldState.
+	guard *keyGuard
 }
 
 // baseMovedError says that partitions changed since they were merged.
@@ -253,7 +285,7 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 			}
 			parts[k] = m
 		}
-		req := u.request(tbl, keys, parts)
+		req := u.request(ctx, tbl, keys, parts)
 		req.Policy.Attempts, req.Spent = pol.Attempts, attempts
 		u.w.commitTurn.lock()
 		result, err := snapshotcommit.Replace(ctx, u.w.cat, req)
@@ -285,14 +317,18 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 }
 
 // request is the commit of the merged partitions, with a Verify that
-// fails when a partition no longer holds the files it was merged from.
-func (u *upsert) request(tbl *icetable.Table, keys []partition.Key, parts map[partition.Key]*merged) snapshotcommit.Request {
+// fails when the guard does or a partition no longer holds the files it
+// was merged from.
+func (u *upsert) request(ctx context.Context, tbl *icetable.Table, keys []partition.Key, parts map[partition.Key]*merged) snapshotcommit.Request {
 	var ps []snapshotcommit.Part
 	for _, k := range keys {
 		ps = append(ps, parts[k].part)
 	}
 	req := u.w.request(u.op, tbl, u.spec, ps)
-	req.Verify = func(_ *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {
+	req.Verify = func(base *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {
+		if err := u.guard.check(ctx, base); err != nil {
+			return err
+		}
 		var moved []partition.Key
 		for _, k := range keys {
 			if !slices.Equal(paths(files[k]), parts[k].base) {

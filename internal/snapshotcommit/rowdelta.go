@@ -57,6 +57,12 @@ type RowDeltaRequest struct {
 	// TableProperties, when set, returns table properties to set in the
 	// same commit, as [Request].TableProperties.
 	TableProperties func(md icetable.Metadata) (iceberg.Properties, error)
+	// Verify, when set, is called on every attempt with its base, before
+	// the partitions' files are compared with the deltas' Base: a non-nil
+	// error stops the loop and is returned wrapped with Op, and nothing
+	// is committed. A caller that compared rows of other partitions than
+	// the deltas' checks with it that nothing it compared changed.
+	Verify func(ctx context.Context, base *icetable.Table) error
 }
 
 // RowDelta commits rd.Deltas in one snapshot of main (operation
@@ -102,6 +108,11 @@ func (o *rowDeltaOp) validate(ctx context.Context, tbl *icetable.Table) error {
 		return err
 	}
 	o.plan = p
+	if o.rd.Verify != nil {
+		if err := o.rd.Verify(ctx, tbl); err != nil {
+			return err
+		}
+	}
 	switch {
 	case len(p.old) > 0:
 		return fmt.Errorf("%w: data file %s of the partitions was written under spec %d; replace the partition first", commit.ErrUnsupported, p.old[0].File.FilePath(), p.old[0].File.SpecID())
