@@ -59,7 +59,7 @@ type Sink struct {
 	clock    *eventClock // nil without event time
 	keys     *keyIndex   // nil without keyed mode
 	files    *fileStream
-	changes  []arrow.RecordBatch // pending rows in upsert mode (upsert.go), in place of files
+	changes  []arrow.RecordBatch     // pending rows in upsert mode (upsert.go), in place of files
 	late     *lateRows               // nil until the first late row
 	dead     *Sink                   // the dead-letter table's sink; nil until the first dead letter
 	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window

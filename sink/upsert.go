@@ -219,4 +219,3 @@ func (s *Sink) releaseChanges() {
 	}
 	s.changes = nil
 }
-
