@@ -43,7 +43,9 @@ import (
 // late table ([table.LateTable]); late rows by event time
 // ([WithEventTime]) and dead letters ([WithDeadLetter]) are routed as in
 // the append path before the change. The pending rows are held in memory
-// until the commit (bounded by [WithCommitRows] and [WithCommitBytes]).
+// until the commit (bounded by [WithCommitRows] and [WithCommitBytes]);
+// [Stats].Appended counts the rows each commit handed to the change,
+// stale ones included.
 //
 // [Open] fails with [ErrBadOption] for a cs without key or order
 // columns, with a column the table does not have, or beside [WithKey]

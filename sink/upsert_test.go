@@ -290,3 +290,24 @@ func TestUpsertSinkBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// With a retention, an event older than the bound for a key the table
+// does not know goes to the late table, not to the table; one within the
+// bound is applied.
+func TestUpsertSinkRetention(t *testing.T) {
+	cat, _ := catalogtest.New(t)
+	ident := ordersTable(t, cat, "orders", 2, true)
+	cs := upsertSpec
+	cs.Retention = 24 * time.Hour
+	s := mustOpen(t, cat, ident, sink.WithUpsert(cs))
+	writeEvents(t, s, 0, orderEvent{"a", "created", 48 * time.Hour})
+	mustCommit(t, s)
+	writeEvents(t, s, 1, orderEvent{"z", "created", time.Hour}, orderEvent{"y", "created", 40 * time.Hour})
+	mustCommit(t, s)
+	if got, w := states(t, cat, ident), map[string]string{"a": "created", "y": "created"}; !maps.Equal(got, w) {
+		t.Errorf("table = %v, want %v", got, w)
+	}
+	if got, w := states(t, cat, table.LateTable(ident)), map[string]string{"z": "created"}; !maps.Equal(got, w) {
+		t.Errorf("late table = %v, want %v", got, w)
+	}
+}
