@@ -95,9 +95,14 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 		return commit.Result{}, err
 	}
 	if len(s.changes) == 0 { // every pending row went to a side table
-		res, err := s.commitPositions(ctx)
+		res, merged, err := s.commitPositions(ctx)
 		if err == nil {
-			s.committed, _ = tableMarks(s.tbl)
+			if merged == nil { // found by its token after an unknown outcome
+				s.reset()
+				err = s.load(ctx)
+			} else {
+				s.committed = merged
+			}
 			s.stats.Commits++
 		}
 		return res, err
@@ -119,7 +124,7 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 	cr, err := w.ApplyChanges(stampCtx, rdr, *s.cfg.upsert)
 	res := cr.Result
 	if err == nil && res.Unchanged {
-		res, err = s.commitPositions(ctx)
+		res, merged, err = s.commitPositions(ctx)
 	}
 	s.planOnLast = false
 	if err != nil {
@@ -131,6 +136,7 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 		return res, fmt.Errorf("sink: %s: %w", s.name, err)
 	}
 	if merged == nil { // found by its token after an unknown outcome: read what landed
+		s.reset() // the pending marks are committed: no longer the fence
 		if err := s.load(ctx); err != nil {
 			return res, err
 		}
@@ -168,14 +174,16 @@ func (s *Sink) positionStamp(tbl *icetable.Table, merged marks) (iceberg.Propert
 }
 
 // commitPositions commits the pending positions alone: an append of no
-// files, for a change that left the table's rows as they were.
-func (s *Sink) commitPositions(ctx context.Context) (commit.Result, error) {
+// files, for a change that left the table's rows as they were. It
+// returns the positions committed (nil when the commit was found by its
+// token after an unknown outcome).
+func (s *Sink) commitPositions(ctx context.Context) (commit.Result, marks, error) {
 	tbl, err := snapshotcommit.Load(ctx, s.cat, s.ident)
 	if err != nil {
-		return commit.Result{}, err
+		return commit.Result{}, nil, err
 	}
 	var merged marks
-	return snapshotcommit.Append(ctx, s.cat, snapshotcommit.AppendRequest{
+	res, err := snapshotcommit.Append(ctx, s.cat, snapshotcommit.AppendRequest{
 		Target: snapshotcommit.Target{
 			Op:        "sink: positions of " + s.name,
 			Ident:     s.ident,
@@ -201,6 +209,7 @@ func (s *Sink) commitPositions(ctx context.Context) (commit.Result, error) {
 			return props, err
 		},
 	})
+	return res, merged, err
 }
 
 // changeReader reads the pending rows, in the order they were written.

@@ -138,8 +138,10 @@ func TestUpsertSinkOrder(t *testing.T) {
 			writeEvents(t, s, 6,
 				orderEvent{"a", "paid", 2 * time.Hour},
 				orderEvent{"b", "paid", 2 * time.Hour})
-			mustCommit(t, s)
-			if got, w := states(t, cat, ident), map[string]string{"a": "shipped", "c": "second"}; !maps.Equal(got, w) {
+			mustCommit(t, s) // all stale: positions only
+			writeEvents(t, s, 8, orderEvent{"d", "created", time.Hour})
+			mustCommit(t, s) // not fenced by the positions-only commit before it
+			if got, w := states(t, cat, ident), map[string]string{"a": "shipped", "c": "second", "d": "created"}; !maps.Equal(got, w) {
 				t.Errorf("table = %v, want %v", got, w)
 			}
 			tbl, err := cat.LoadTable(ctx, ident)
@@ -147,8 +149,8 @@ func TestUpsertSinkOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			pos, err := sink.Positions(tbl)
-			if err != nil || pos[sp0] != 7 {
-				t.Errorf("Positions = %v, %v; want %s at 7 (the stale commit records its positions too)", pos, err, sp0)
+			if err != nil || pos[sp0] != 8 {
+				t.Errorf("Positions = %v, %v; want %s at 8", pos, err, sp0)
 			}
 			// The tombstone table's commits, made under the same call,
 			// record no positions.
