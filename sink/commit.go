@@ -55,6 +55,9 @@ func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 			return commit.Result{}, errors.Join(fmt.Errorf("sink: %s: side table %s: %w", s.name, side.name, err), s.discard(ctx))
 		}
 	}
+	if s.cfg.upsert != nil {
+		return s.commitChanges(ctx)
+	}
 	var files []iceberg.DataFile
 	if s.files != nil {
 		f, err := s.files.finish(context.WithoutCancel(ctx))

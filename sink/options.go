@@ -43,6 +43,7 @@ type config struct {
 	lateness       time.Duration
 	late           LatePolicy
 	key            []string
+	upsert         *table.ChangeSpec
 	deadLetter     icetable.Identifier
 	policy         commit.Policy
 	lock           commit.Locker

@@ -34,7 +34,8 @@ import (
 //   - pending holds, for each source partition written since the last
 //     commit, the mark of its newest row; every row of files has an offset
 //     above committed's and at or below pending's;
-//   - files is nil exactly when no row is pending in the main table.
+//   - files is nil exactly when no row is pending in the main table
+//     (always in upsert mode, whose pending rows are in changes).
 type Sink struct {
 	cat   catalog.Catalog
 	ident icetable.Identifier
@@ -58,6 +59,7 @@ type Sink struct {
 	clock    *eventClock // nil without event time
 	keys     *keyIndex   // nil without keyed mode
 	files    *fileStream
+	changes  []arrow.RecordBatch     // pending rows in upsert mode (upsert.go), in place of files
 	late     *lateRows               // nil until the first late row
 	dead     *Sink                   // the dead-letter table's sink; nil until the first dead letter
 	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window
@@ -123,6 +125,11 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 			return nil, err
 		}
 		s.clock = c
+	}
+	if cfg.upsert != nil {
+		if err := checkUpsert(s.tbl, s.name, cfg); err != nil {
+			return nil, errors.Join(err, s.meters.stop())
+		}
 	}
 	if len(cfg.key) > 0 {
 		if err := checkKeyColumns(s.tbl, s.name, cfg.key); err != nil {
@@ -281,6 +288,7 @@ func (s *Sink) sides() []*Sink {
 
 func (s *Sink) reset() {
 	s.files, s.rows, s.bytes, s.pending, s.skipped = nil, 0, 0, marks{}, nil
+	s.releaseChanges()
 	if s.keys != nil {
 		s.keys.resetPending()
 	}
@@ -373,6 +381,11 @@ func partitionsOf(spec *partition.Spec, files []iceberg.DataFile) (string, int, 
 func (s *Sink) write(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		rec.Release()
+		return nil
+	}
+	if s.cfg.upsert != nil {
+		s.rows += rec.NumRows()
+		s.changes = append(s.changes, rec)
 		return nil
 	}
 	if s.files == nil {

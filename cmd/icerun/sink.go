@@ -45,6 +45,10 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	keep := fs.Int("keep-snapshots", sink.DefaultKeepSnapshots, "expire the table's snapshots beyond the last N (checked every 10 commits); 0: never expire")
 	fs.StringVar(&e.logFormat, "log-format", envOr("ICERUN_LOG_FORMAT", "text"), "log format on stderr: text, json or none (ICERUN_LOG_FORMAT)")
 	key := fs.String("key", "", "keyed mode: key columns, comma-separated, identifying a message (on a partitioned table they include every partition source column, e.g. id,event_time); a row whose key its partition holds is dropped as a duplicate")
+	upsert := fs.String("upsert", "", "upsert mode: key columns, comma-separated; the table keeps the latest row of each key, by -order, whatever the arrival order (each commit is one changelog write with its positions); not with -key")
+	order := fs.String("order", "", "with -upsert: ordering columns, comma-separated (a version, an LSN, an event time; the first decides, the next break ties): a change not newer than the table's row of its key changes nothing")
+	deleteWhen := fs.String("delete-when", "", "with -upsert: `COLUMN=VALUE` marking delete rows (e.g. status=deleted): the key's row is deleted and a tombstone keeps a late older change from bringing it back")
+	retention := fs.Duration("retention", 0, "with -upsert: how long a tombstone counts, in the first -order column's time (a timestamp or date column); a change older than that for a key the table does not know goes to the late table; 0: tombstones kept for ever")
 	connect := fs.Duration("connect-timeout", time.Minute, "give up (exit 75) when the brokers do not answer, or the topic does not exist, this long after the start (a warning says which after a few seconds); 0: wait for ever")
 	if err := sinkDefaults(fs); err != nil {
 		return err
@@ -104,6 +108,13 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	}
 	if *key != "" {
 		opts = append(opts, sink.WithKey(strings.Split(*key, ",")...)) // checked by sink.Open: sink.ErrBadOption, exit 64
+	}
+	cs, err := sinkUpsertSpec(*upsert, *order, *deleteWhen, *retention)
+	if err != nil {
+		return err
+	}
+	if cs != nil {
+		opts = append(opts, sink.WithUpsert(*cs)) // checked by sink.Open: sink.ErrBadOption, exit 64
 	}
 	if *deadLetter != "" {
 		dl, err := parseIdent(*deadLetter)

@@ -90,7 +90,10 @@
 // summary Java Iceberg writes for the same change ([Kind]: operation,
 // added/deleted counts, changed-partition-count, manifest counts, totals).
 // Manifest-list partition summaries follow the spec's field_summary rules
-// ([partition.Spec.Summaries]), not iceberg-go v0.7.0's.
+// ([partition.Spec.Summaries]), not iceberg-go v0.7.0's. A caller above
+// an operation that commits for it (the sink above
+// table.Writer.ApplyChanges) adds its own properties to every attempt of
+// one table's [Replace] and [RowDelta] with [WithStamp].
 //
 // # Lineage and maintenance
 //

@@ -200,7 +200,11 @@ func (r *replacement) apply(ctx context.Context, tbl *icetable.Table, res *commi
 			return nil, err
 		}
 	}
-	st, err := stage(ctx, tbl, req.ref(), req.Kind, del, add, summaryOf(req.Lineage, req.Token, req.Spec, req.summaryExtra, parts, fps, files), setProps, r.cache)
+	sum, setProps, err := stamp(ctx, &req.Target, tbl, summaryOf(req.Lineage, req.Token, req.Spec, req.summaryExtra, parts, fps, files), setProps)
+	if err != nil {
+		return nil, err
+	}
+	st, err := stage(ctx, tbl, req.ref(), req.Kind, del, add, sum, setProps, r.cache)
 	if err != nil {
 		return nil, err
 	}

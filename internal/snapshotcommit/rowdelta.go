@@ -170,7 +170,11 @@ func (o *rowDeltaOp) apply(ctx context.Context, tbl *icetable.Table, res *commit
 			return nil, err
 		}
 	}
-	st, err := stage(ctx, tbl, icetable.MainBranch, KindOverwrite, del, add, summaryOf(rd.Lineage, rd.Token, rd.Spec, nil, parts, fps, files), setProps, o.cache)
+	sum, setProps, err := stamp(ctx, &rd.Target, tbl, summaryOf(rd.Lineage, rd.Token, rd.Spec, nil, parts, fps, files), setProps)
+	if err != nil {
+		return nil, err
+	}
+	st, err := stage(ctx, tbl, icetable.MainBranch, KindOverwrite, del, add, sum, setProps, o.cache)
 	if err != nil {
 		return nil, err
 	}
