@@ -34,7 +34,7 @@ func defaultLogFormat(cmd string) string {
 // add it).
 func (e *env) logFlag(fs *flag.FlagSet) {
 	def := envOr("ICERUN_LOG_FORMAT", defaultLogFormat(e.cmd.name))
-	fs.StringVar(&e.logFormat, "log-format", def, "log on stderr: text or json (slog records: every commit attempt and outcome, progress, notes and the final error with its exit code) or none (plain lines) (ICERUN_LOG_FORMAT)")
+	fs.StringVar(&e.logFormat, "log-format", def, "stderr as slog records, text or json (commit attempts, progress, notes, the final error with its exit code), or none: plain lines (ICERUN_LOG_FORMAT)")
 }
 
 // logFormatArg is the value of the last -log-format among args, or def.
