@@ -29,6 +29,11 @@ func jsonLines(t *testing.T, stderr string) []map[string]any {
 	return recs
 }
 
+// unquoted is stderr with the quotes inside the text records' quoted
+// values unescaped (\" is "), so that a test finds the error's text in
+// the sink's text log as in a plain line.
+func unquoted(stderr string) string { return strings.ReplaceAll(stderr, `\"`, `"`) }
+
 // requireFailureRecord checks that rec is the ERROR record of a run of
 // cmd that exited with code, its error containing want.
 func requireFailureRecord(t *testing.T, rec map[string]any, cmd string, code int, want string) {
@@ -132,7 +137,7 @@ func TestSignalNoteLogged(t *testing.T) {
 	recs := jsonLines(t, buf.String())
 	require.Len(t, recs, 1)
 	require.Equal(t, "SIGTERM", recs[0]["signal"])
-	require.Equal(t, "WARN", recs[0]["level"])
+	require.Equal(t, "INFO", recs[0]["level"])
 }
 
 // The format of a run is found in its arguments before they are parsed.

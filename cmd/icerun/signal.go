@@ -48,7 +48,7 @@ func stopping(args []string) string {
 // prints its summary; the sink commits what is pending and exits 0. A
 // second signal exits at once.
 //
-// With log (the run's -log-format logger) the note is a WARN record.
+// With log (the run's -log-format logger) the note is an INFO record.
 func notifySignals(parent context.Context, what string, log *slog.Logger) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 2)
@@ -58,7 +58,7 @@ func notifySignals(parent context.Context, what string, log *slog.Logger) (conte
 		select {
 		case s := <-ch:
 			if log != nil {
-				log.Warn("icerun: "+signalName(s)+": "+what, slog.String("signal", signalName(s)))
+				log.Info("icerun: "+signalName(s)+": "+what, slog.String("signal", signalName(s)))
 			} else {
 				fmt.Fprintf(os.Stderr, "icerun: %s: %s\n", signalName(s), what)
 			}
