@@ -155,3 +155,16 @@ func TestLogFormatArg(t *testing.T) {
 		require.Equal(t, tc.want, logFormatArg(tc.args, "none"), "%v", tc.args)
 	}
 }
+
+// A failed metrics export is a WARN record of the run's logger.
+func TestLogFormatMetricsWarning(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "200")
+	code, _, errs := icerun("version", "-log-format", "json")
+	require.Equal(t, exitOK, code, errs)
+	recs := jsonLines(t, errs)
+	require.Len(t, recs, 1, errs)
+	require.Equal(t, "WARN", recs[0]["level"], errs)
+	require.Equal(t, "version", recs[0]["command"], errs)
+	require.NotEmpty(t, recs[0]["error"], errs)
+}
