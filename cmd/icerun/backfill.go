@@ -24,7 +24,6 @@ import (
 func backfillCmd(ctx context.Context, e *env, args []string) error {
 	fs := e.tableFlags()
 	e.writeFlags(fs)
-	e.logFlag(fs)
 	dir := fs.String("dir", "", "input folder: one sub-folder per key, DIR/FIELD=VALUE/ (FIELD the partition field, e.g. event_ts_day) or, for a one-field key, DIR/COLUMN=VALUE/ of any one column (DuckDB's PARTITION_BY (event_date) writes DIR/event_date=2026-07-14/)")
 	from := fs.String("from", "", "first key")
 	to := fs.String("to", "", "last key")
@@ -86,7 +85,7 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if layout.column != "" {
-		fmt.Fprintf(e.err, "backfill: reading %s for the key %s=VALUE\n", filepath.Join(*dir, layout.column+"=VALUE"), layout.field)
+		e.note("backfill: reading %s for the key %s=VALUE", filepath.Join(*dir, layout.column+"=VALUE"), layout.field)
 	}
 	var readers sync.Map // key text -> the *parquetfile.Reader of its last attempt
 	job := func(ctx context.Context, k partition.Key) (array.RecordReader, error) {
@@ -96,7 +95,7 @@ func backfillCmd(ctx context.Context, e *env, args []string) error {
 		}
 		return r, err
 	}
-	opts = append(opts, backfill.WithClock(time.Now), backfill.WithProgress(backfillProgress(newProgress(e.err, "backfill"))))
+	opts = append(opts, backfill.WithClock(time.Now), backfill.WithProgress(backfillProgress(e.progress("backfill"))))
 	opts = append(opts, inputIdentity(layout)...)
 	before := w.Table().Properties()
 	rep, err := backfill.Run(ctx, w, keys, job, opts...)

@@ -36,7 +36,7 @@ func cleanupCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := newProgress(e.err, "cleanup")
+	p := e.progress("cleanup")
 	p.update(0, 1, "listing the files under "+tbl.Location()+" and the files the snapshots reference")
 	rep, err := cleanup.Orphans(ctx, tbl, opts...)
 	if err != nil {

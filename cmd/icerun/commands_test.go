@@ -149,7 +149,6 @@ func TestFlagsNotOffered(t *testing.T) {
 		{"history", "db.fact_orders", "event_date=2026-07-14", "-code-version", "v1"},
 		{"describe", "db.fact_orders", "-run-id", "r"},
 		{"drop-branch", "db.fact_orders", "-branch", "b", "-code-version", "v1"},
-		{"upsert", "db.fact_orders", "-on", "order_id", "-log-format", "json", "x.parquet"},
 		{"list", "-table", "db.fact_orders"},
 		{"version", "-warehouse", wh},
 	} {

@@ -27,7 +27,9 @@ type env struct {
 
 	warehouse, catalogName        string
 	tableName, runID, codeVersion string
-	logFormat                     string            // -log-format of a writing command
+	logFormat                     string            // -log-format
+	log                           *slog.Logger      // of logFormat, made by logger
+	logMadeFor                    string            // the logFormat of log
 	props                         map[string]string // of the named catalog, for redaction
 	branch                        string            // -branch of a writing command; "" is main
 	commitLock                    bool              // -commit-lock
@@ -47,6 +49,7 @@ func (e *env) flags() *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&e.warehouse, "warehouse", envOr("ICERUN_WAREHOUSE", catalogconfig.DefaultWarehouse), "folder of the embedded catalog (ICERUN_WAREHOUSE)")
 	fs.StringVar(&e.catalogName, "catalog", os.Getenv("ICERUN_CATALOG"), "named catalog of ~/.icerun.yaml ($ICERUN_CONFIG) and ICERUN_CATALOG__<NAME>__<KEY> (ICERUN_CATALOG; default: the embedded one)")
+	e.logFlag(fs)
 	return fs
 }
 
@@ -61,12 +64,6 @@ func (e *env) tableFlags() *flag.FlagSet {
 func (e *env) writeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&e.runID, "run-id", os.Getenv("ICERUN_RUN_ID"), "run id recorded in the snapshots (ICERUN_RUN_ID; default: random)")
 	fs.StringVar(&e.codeVersion, "code-version", envOr("ICERUN_CODE_VERSION", table.DefaultCodeVersion), "code version recorded in the snapshots, e.g. a git commit (ICERUN_CODE_VERSION)")
-}
-
-// logFlag adds -log-format to the commands whose commits the table's
-// logger records (replacements: replace, window, backfill).
-func (e *env) logFlag(fs *flag.FlagSet) {
-	fs.StringVar(&e.logFormat, "log-format", os.Getenv("ICERUN_LOG_FORMAT"), "structured log of every commit attempt and outcome on stderr: text or json (ICERUN_LOG_FORMAT; default: none)")
 }
 
 // fileFlag adds the repeatable -file of the commands that read Parquet
@@ -220,19 +217,6 @@ func (e *env) notFound(err error) error {
 	return err
 }
 
-// logger is the -log-format logger, or nil.
-func (e *env) logger() (*slog.Logger, error) {
-	switch e.logFormat {
-	case "", "none":
-		return nil, nil
-	case "text":
-		return slog.New(slog.NewTextHandler(e.err, nil)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(e.err, nil)), nil
-	}
-	return nil, fmt.Errorf("%w: -log-format %q: want text or json", errUsage, e.logFormat)
-}
-
 // writer opens the table's writer with the shared options, and more,
 // and returns the context of the catalog (see catalog).
 func (e *env) writer(ctx context.Context, more ...table.Option) (context.Context, *table.Writer, error) {
@@ -295,6 +279,7 @@ func (e *env) loadTable(ctx context.Context) (context.Context, catalog.Catalog, 
 func (e *env) flagsOnly() *flag.FlagSet {
 	fs := flag.NewFlagSet(e.cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	e.logFlag(fs)
 	return fs
 }
 

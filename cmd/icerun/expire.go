@@ -27,7 +27,7 @@ func expireCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p := newProgress(e.err, "expire")
+	p := e.progress("expire")
 	before := len(w.Table().Metadata().Snapshots())
 	p.update(0, 1, fmt.Sprintf("%d snapshots; expiring those older than %s beyond the last %d", before, *olderThan, *retain))
 	if err := backfill.Expire(ctx, w, *retain, *olderThan); err != nil {

@@ -43,13 +43,13 @@ func (e *env) openInput(ctx context.Context, tbl *icetable.Table, key *partition
 		label = key.String()
 	}
 	if added := r.Added(); len(added) > 0 {
-		fmt.Fprintf(e.err, "%s: filled %s from the key (the input files lack %s)\n", label, strings.Join(added, ", "), plural(len(added), "it", "them"))
+		e.note("%s: filled %s from the key (the input files lack %s)", label, strings.Join(added, ", "), plural(len(added), "it", "them"))
 	}
 	if added := r.HiveAdded(); len(added) > 0 {
-		fmt.Fprintf(e.err, "%s: filled %s from the Hive folders (col=value) above each file (the input files lack %s)\n", label, strings.Join(added, ", "), plural(len(added), "it", "them"))
+		e.note("%s: filled %s from the Hive folders (col=value) above each file (the input files lack %s)", label, strings.Join(added, ", "), plural(len(added), "it", "them"))
 	}
 	if len(unknown) > 0 {
-		fmt.Fprintf(e.err, "%s: not read: folder %s %s no table column\n", label, strings.Join(unknown, ", "), plural(len(unknown), "column is", "columns are"))
+		e.note("%s: not read: folder %s %s no table column", label, strings.Join(unknown, ", "), plural(len(unknown), "column is", "columns are"))
 	}
 	return r, nil
 }

@@ -37,7 +37,7 @@ func listCmd(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.out, n)
 		}
 		if len(names) == 0 {
-			fmt.Fprintf(e.err, "no namespace in %s\n", e.where())
+			e.note("no namespace in %s", e.where())
 		}
 		return nil
 	}
@@ -55,7 +55,7 @@ func listCmd(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.out, n)
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(e.err, "no table in namespace %s of %s\n", rest[0], e.where())
+		e.note("no table in namespace %s of %s", rest[0], e.where())
 	}
 	return nil
 }

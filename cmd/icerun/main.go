@@ -24,12 +24,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 )
 
 func main() {
-	ctx, stop := notifySignals(context.Background(), stopping(os.Args[1:]))
+	ctx, stop := notifySignals(context.Background(), stopping(os.Args[1:]), signalLogger(os.Args[1:]))
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -112,12 +113,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "icerun: unknown command %q (icerun -h lists the commands)\n", args[0])
 		return exitUsage
 	}
-	e := &env{cmd: c, out: stdout, err: stderr}
+	e := &env{cmd: c, out: stdout, err: stderr, logFormat: envOr("ICERUN_LOG_FORMAT", defaultLogFormat(c.name))}
 	flush, err := exportMetrics(ctx)
 	if err == nil {
 		err = c.run(ctx, e, args[1:])
 		if ferr := flush(context.WithoutCancel(ctx)); ferr != nil {
-			fmt.Fprintln(stderr, oneLine("icerun "+c.name+": exporting metrics: "+ferr.Error()))
+			e.logFormat = logFormatArg(args[1:], e.logFormat)
+			if log, _ := e.logger(); log != nil {
+				log.Warn("icerun "+c.name+": exporting metrics", slog.String("command", c.name), slog.String("error", oneLine(ferr.Error())))
+			} else {
+				fmt.Fprintln(stderr, oneLine("icerun "+c.name+": exporting metrics: "+ferr.Error()))
+			}
 		}
 	}
 	e.close()
@@ -125,12 +131,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(stderr, oneLine("icerun "+c.name+": "+err.Error()+" (icerun "+c.name+" -h for usage)"))
+		e.failure(args[1:], "icerun "+c.name+": "+err.Error()+" (icerun "+c.name+" -h for usage)", exitUsage, err)
 		return exitUsage
 	}
 	err = explain(err)
 	code := exitCode(ctx, err)
-	fmt.Fprintln(stderr, oneLine("icerun "+c.name+": "+e.redact(err.Error())+exitHint(code)))
+	e.failure(args[1:], "icerun "+c.name+": "+e.redact(err.Error())+exitHint(code), code, err)
 	return code
 }
 

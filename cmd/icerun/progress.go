@@ -3,16 +3,26 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 )
 
-// progress reports a long run on stderr: a live bar on a terminal, plain
-// lines otherwise (logs, pipes).
+// progress reports a long run on stderr: a record of the -log-format
+// logger, or with none a live bar on a terminal and plain lines otherwise
+// (pipes).
 type progress struct {
 	out   io.Writer
+	log   *slog.Logger // nil: plain
 	label string
 	tty   bool
+}
+
+// progress is the progress of the command's run, reported as label.
+func (e *env) progress(label string) *progress {
+	p := newProgress(e.err, label)
+	p.log, _ = e.logger()
+	return p
 }
 
 func newProgress(out io.Writer, label string) *progress {
@@ -27,6 +37,10 @@ func newProgress(out io.Writer, label string) *progress {
 
 // update reports done of total with a line of text.
 func (p *progress) update(done, total int, line string) {
+	if p.log != nil {
+		p.log.Info(p.label+": "+line, slog.String("command", p.label), slog.Int("done", done), slog.Int("total", total))
+		return
+	}
 	if !p.tty {
 		fmt.Fprintf(p.out, "%s: %s\n", p.label, line)
 		return

@@ -18,7 +18,6 @@ import (
 func replaceCmd(ctx context.Context, e *env, args []string) error {
 	fs := e.tableFlags()
 	e.writeFlags(fs)
-	e.logFlag(fs)
 	keyText := fs.String("key", "", "partition key, e.g. event_date=2026-07-14 (several fields joined by /); without it, every partition the rows produce is replaced (the others are left as they are)")
 	var paths stringList
 	fileFlag(fs, &paths, "Parquet file or folder with the rows")
@@ -96,7 +95,7 @@ func (e *env) key(w *table.Writer, text string) (partition.Key, error) {
 	name, value, ok := strings.Cut(text, "=")
 	if ok && len(fields) == 1 && !strings.Contains(text, "/") && name != fields[0].Name {
 		if k2, err2 := w.Key(fields[0].Name + "=" + value); err2 == nil {
-			fmt.Fprintf(e.err, "%s: read as %s (the table's partition field is %s)\n", text, k2, fields[0].Name)
+			e.note("%s: read as %s (the table's partition field is %s)", text, k2, fields[0].Name)
 			return k2, nil
 		}
 	}

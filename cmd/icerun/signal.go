@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -46,7 +47,9 @@ func stopping(args []string) string {
 // A batch command abandons what is in flight, removes what it staged and
 // prints its summary; the sink commits what is pending and exits 0. A
 // second signal exits at once.
-func notifySignals(parent context.Context, what string) (context.Context, func()) {
+//
+// With log (the run's -log-format logger) the note is an INFO record.
+func notifySignals(parent context.Context, what string, log *slog.Logger) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
@@ -54,7 +57,11 @@ func notifySignals(parent context.Context, what string) (context.Context, func()
 	go func() {
 		select {
 		case s := <-ch:
-			fmt.Fprintf(os.Stderr, "icerun: %s: %s\n", signalName(s), what)
+			if log != nil {
+				log.Info("icerun: "+signalName(s)+": "+what, slog.String("signal", signalName(s)))
+			} else {
+				fmt.Fprintf(os.Stderr, "icerun: %s: %s\n", signalName(s), what)
+			}
 			cancel(interruption{s})
 		case <-done:
 			return

@@ -43,7 +43,6 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	httpAddr := fs.String("http", "", "serve /healthz, /readyz and /metrics (Prometheus text format) on this address, e.g. :8080")
 	deadLetter := fs.String("dead-letter", "", "table (namespace.name, created when missing) for messages that are not rows of the table (bad JSON or Avro, a wrong type, a required field missing), with their bytes, reason and offset; without it such a message stops the sink (exit 65) at its offset")
 	keep := fs.Int("keep-snapshots", sink.DefaultKeepSnapshots, "expire the table's snapshots beyond the last N (checked every 10 commits); 0: never expire")
-	fs.StringVar(&e.logFormat, "log-format", envOr("ICERUN_LOG_FORMAT", "text"), "log format on stderr: text, json or none (ICERUN_LOG_FORMAT)")
 	key := fs.String("key", "", "keyed mode: key columns, comma-separated, identifying a message (on a partitioned table they include every partition source column, e.g. id,event_time); a row whose key its partition holds is dropped as a duplicate")
 	upsert := fs.String("upsert", "", "upsert mode: key columns, comma-separated; the table keeps the latest row of each key, by -order, whatever the arrival order (each commit is one changelog write with its positions); not with -key")
 	order := fs.String("order", "", "with -upsert: ordering columns, comma-separated (a version, an LSN, an event time; the first decides, the next break ties): a change not newer than the table's row of its key changes nothing")

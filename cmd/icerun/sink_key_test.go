@@ -19,7 +19,7 @@ func TestSinkKeyColumns(t *testing.T) {
 	} {
 		args := []string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-key", tc.key}
 		code, out, errs := icerun(args...)
-		if code == 0 || !strings.Contains(out+errs, tc.want) {
+		if code == 0 || !strings.Contains(out+unquoted(errs), tc.want) {
 			t.Errorf("icerun sink -key %s = %d, %q%q; want a failure with %q", tc.key, code, out, errs, tc.want)
 		}
 	}

@@ -76,7 +76,7 @@ func TestSinkUsage(t *testing.T) {
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-keep-snapshots", "-1"}, 2, "-keep-snapshots"},
 	} {
 		code, out, errs := icerun(tc.args...)
-		if code != tc.code || !strings.Contains(out+errs, tc.want) {
+		if code != tc.code || !strings.Contains(out+unquoted(errs), tc.want) {
 			t.Errorf("icerun %s = %d, %q%q; want %d with %q", strings.Join(tc.args, " "), code, out, errs, tc.code, tc.want)
 		}
 	}

@@ -69,7 +69,7 @@ func TestSinkUpsertFlags(t *testing.T) {
 	} {
 		args := append([]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-connect-timeout", "1ms"}, tc.flags...)
 		code, out, errs := icerun(args...)
-		if code != tc.code || !strings.Contains(out+errs, tc.want) {
+		if code != tc.code || !strings.Contains(unquoted(out+errs), tc.want) {
 			t.Errorf("icerun sink %q = %d, %q%q; want exit %d with %q", tc.flags, code, out, errs, tc.code, tc.want)
 		}
 	}

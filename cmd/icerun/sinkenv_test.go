@@ -166,7 +166,7 @@ func TestSinkTopicAndSkipUsage(t *testing.T) {
 		{[]string{"-topic-regex", "orders\\..*", "-skip", "orders/0@1"}, `does not consume topic "orders"`},
 	} {
 		code, _, errs := icerun(append(base, tc.args...)...)
-		if code != exitUsage || !strings.Contains(errs, tc.want) {
+		if code != exitUsage || !strings.Contains(unquoted(errs), tc.want) {
 			t.Errorf("icerun sink %s = %d, %s; want %d with %q", strings.Join(tc.args, " "), code, errs, exitUsage, tc.want)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 func windowCmd(ctx context.Context, e *env, args []string) error {
 	fs := e.tableFlags()
 	e.writeFlags(fs)
-	e.logFlag(fs)
 	last := fs.Int("last", 0, "the window's size: the N partitions ending at -end (every one is replaced; one without input rows is emptied)")
 	end := fs.String("end", "", "the window's last key, e.g. event_date=2026-07-14")
 	late := fs.String("late", "reject", "rows outside the window: reject (commit nothing), drop, or route (to the side table TABLE_late)")
