@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/icerun/icerun/sink"
@@ -81,8 +79,6 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	ctx, cat, _, err := e.loadTable(ctx) // a missing table fails here, before the brokers are tried
 	if err != nil {
 		return err
