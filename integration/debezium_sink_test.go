@@ -23,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/icerun/icerun/catalogconfig"
+	"github.com/icerun/icerun/sink"
 )
 
 // TestDebeziumSink runs the whole pipeline: an orders table of the pg
@@ -155,29 +156,40 @@ func TestDebeziumSink(t *testing.T) {
 		}
 		return out
 	}
-	sink := start()
+	proc := start()
 	defer func() {
-		if sink != nil {
-			_ = sink.Process.Kill()
-			_ = sink.Wait()
+		if proc != nil {
+			_ = proc.Process.Kill()
+			_ = proc.Wait()
 		}
 	}()
 
-	// While the sink runs: inserts and updates.
+	// The sink consumes: the snapshot's rows landed.
+	for deadline := time.Now().Add(2 * time.Minute); len(icebergRows(t, wh, ident)) < 5; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshot's rows did not land in 2 minutes:\n%s", tail(logs[0].String(), 3000))
+		}
+	}
+	// While the sink runs: inserts and updates, killed amid them.
 	for id := 6; id <= 30; id++ {
 		insert(id, "2026-07-15")
+	}
+	// Some inserts landed: the updates are killed in flight.
+	for deadline := time.Now().Add(time.Minute); len(icebergRows(t, wh, ident)) <= 5; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no insert landed in a minute:\n%s", tail(logs[0].String(), 3000))
+		}
 	}
 	for id := 1; id <= 15; id++ {
 		exec1(`UPDATE `+tbl+` SET status = 'paid' WHERE id = $1`, id)
 	}
-	time.Sleep(300 * time.Millisecond)
 	held := len(icebergRows(t, wh, ident))
-	if err := sink.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := proc.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = sink.Wait()
-	sink = nil
-	t.Logf("SIGKILLed the sink with %d rows in the table", held)
+	_ = proc.Wait()
+	proc = nil
+	t.Logf("SIGKILLed the sink amid the changes, with %d of 30 rows in the table", held)
 
 	// While it is down: partition moves, deletes, a transaction.
 	for id := 3; id <= 10; id++ {
@@ -204,7 +216,7 @@ func TestDebeziumSink(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sink = start()
+	proc = start()
 	// After the restart: more of each, a deleted key inserted again.
 	for id := 32; id <= 40; id++ {
 		insert(id, "2026-07-16")
@@ -213,6 +225,8 @@ func TestDebeziumSink(t *testing.T) {
 	exec1(`UPDATE ` + tbl + ` SET status = 'refunded' WHERE id = 2`)
 	exec1(`INSERT INTO ` + tbl + ` VALUES (11, 'c11', 'again', '2026-07-18')`)
 	exec1(`UPDATE ` + tbl + ` SET order_day = '2026-07-14' WHERE id = 32`)
+	exec1(`DELETE FROM ` + tbl + ` WHERE id = 40`) // the stream ends with its tombstone
+	last := lastOffset(ctx, t, brokers, topic)
 
 	want := pgRows()
 	var got []string
@@ -221,11 +235,11 @@ func TestDebeziumSink(t *testing.T) {
 			break
 		}
 	}
-	if err := sink.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := proc.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	werr := sink.Wait()
-	sink = nil
+	werr := proc.Wait()
+	proc = nil
 	if werr != nil {
 		t.Errorf("sink after SIGTERM: %v\n%s", werr, tail(logs[len(logs)-1].String(), 3000))
 	}
@@ -236,7 +250,53 @@ func TestDebeziumSink(t *testing.T) {
 		}
 		t.Fatalf("Iceberg table (%d rows):\n%s\nPostgreSQL table (%d rows):\n%s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
 	}
-	t.Logf("Iceberg table equals PostgreSQL's: %d rows", len(got))
+	// The position covers the last message, the tombstone after the
+	// delete of 40: passed without a row, so nothing is redelivered.
+	cat2, err := catalogconfig.OpenLocal(ctx, wh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := cat2.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	loaded, err := cat2.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, err := sink.Positions(loaded)
+	if err != nil || pos[sink.SourcePartition{Source: "kafka:" + topic}] != last {
+		t.Errorf("positions = %v, %v; want kafka:%s/0 at %d (the last tombstone)", pos, err, topic, last)
+	}
+	t.Logf("Iceberg table equals PostgreSQL's: %d rows; position at offset %d, the last tombstone", len(got), last)
+}
+
+// lastOffset waits for the tombstone after the delete of id 40 on topic
+// (partition 0) and returns its offset.
+func lastOffset(ctx context.Context, t *testing.T, brokers, topic string) int64 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var deleted bool
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, 2*time.Minute)
+		fs := cl.PollFetches(pctx)
+		expired := pctx.Err() != nil
+		pcancel()
+		if expired {
+			t.Fatalf("no tombstone after the delete of 40 on %s in 2 minutes", topic)
+		}
+		for it := fs.RecordIter(); !it.Done(); {
+			r := it.Next()
+			if deleted && len(r.Value) == 0 {
+				return r.Offset
+			}
+			deleted = bytes.Contains(r.Value, []byte(`"op":"d"`)) && bytes.Contains(r.Value, []byte(`"id":40,`))
+		}
+	}
 }
 
 // icebergRows are the rows of the orders table of TestDebeziumSink as
