@@ -88,6 +88,7 @@ type Stats struct {
 	Commits      int64 // snapshots committed
 	Fenced       int64 // commits refused with ErrFenced or ErrKeyCommitted
 	Skipped      int64 // messages passed by [Sink.Skip]
+	Passed       int64 // messages passed by [Sink.Pass]: tombstones of a change stream
 	Compactions  int64 // partitions compacted
 	// MaintenanceFailures counts the snapshot expiries and compactions
 	// that failed after a commit: logged, retried later, never the

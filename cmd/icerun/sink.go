@@ -27,7 +27,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	var sec kafkaSecurity
 	sec.addFlags(fs)
 	group := fs.String("group", "", "consumer group (its own: the sink never commits offsets to the broker; it resumes from the table)")
-	format := fs.String("format", "json", "message format: json (objects, fields mapped to columns by name) or avro (with -avro-schemas or -avro-schema)")
+	format := fs.String("format", "json", "message format: json (objects, fields mapped to columns by name), avro (with -avro-schemas or -avro-schema) or debezium (Debezium change events in Kafka Connect's JSON, with or without the schema part: the row from after, or before for a delete; the table's _cdc_op (string), _cdc_lsn and _cdc_ts_ms (long) columns, when it has them, take the op and source.lsn/ts_ms; tombstones move the position without a row)")
 	avroSchemas := fs.String("avro-schemas", "", "with -format avro: messages in the Confluent wire format (magic byte 0, 4-byte schema id, Avro datum), writer schemas read from DIR/<id>.avsc (no schema registry client)")
 	avroSchema := fs.String("avro-schema", "", "with -format avro: each message is one bare Avro datum written with the schema in this .avsc file")
 	evolve := fs.Bool("evolve", false, "add an optional column to the table for a message field it lacks, and an optional field to a struct column for a field inside it the struct lacks (type from the Avro writer schema, or from the JSON value), in a commit of its own before the rows that need it; without it such fields are ignored")
@@ -43,8 +43,8 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	keep := fs.Int("keep-snapshots", sink.DefaultKeepSnapshots, "expire the table's snapshots beyond the last N (checked every 10 commits); 0: never expire")
 	key := fs.String("key", "", "keyed mode: key columns, comma-separated, identifying a message (on a partitioned table they include every partition source column, e.g. id,event_time); a row whose key its partition holds is dropped as a duplicate")
 	upsert := fs.String("upsert", "", "upsert mode: key columns, comma-separated; the table keeps the latest row of each key, by -order, whatever the arrival order (each commit is one changelog write with its positions); not with -key")
-	order := fs.String("order", "", "with -upsert: ordering columns, comma-separated (a version, an LSN, an event time; the first decides, the next break ties): a change not newer than the table's row of its key changes nothing")
-	deleteWhen := fs.String("delete-when", "", "with -upsert: `COLUMN=VALUE` marking delete rows (e.g. status=deleted): the key's row is deleted and a tombstone keeps a late older change from bringing it back")
+	order := fs.String("order", "", "with -upsert: ordering columns, comma-separated (a version, an LSN, an event time; the first decides, the next break ties): a change not newer than the table's row of its key changes nothing; with -format debezium the default is _cdc_lsn")
+	deleteWhen := fs.String("delete-when", "", "with -upsert: `COLUMN=VALUE` marking delete rows (e.g. status=deleted): the key's row is deleted and a tombstone keeps a late older change from bringing it back; with -format debezium the default is _cdc_op=d")
 	retention := fs.Duration("retention", 0, "with -upsert: how long a tombstone counts, in the first -order column's time (a timestamp or date column); a change older than that for a key the table does not know goes to the late table; 0: tombstones kept for ever")
 	connect := fs.Duration("connect-timeout", time.Minute, "give up (exit 75) when the brokers do not answer, or the topic does not exist, this long after the start (a warning says which after a few seconds); 0: wait for ever")
 	if err := sinkDefaults(fs); err != nil {
@@ -71,7 +71,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if *connect < 0 {
 		return fmt.Errorf("%w: -connect-timeout %s: must be 0 (wait for ever) or more", errUsage, *connect)
 	}
-	decode, err := sinkFormat(*format, *avroSchemas, *avroSchema)
+	msgFormat, err := sinkFormat(*format, *avroSchemas, *avroSchema)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if *key != "" {
 		opts = append(opts, sink.WithKey(strings.Split(*key, ",")...)) // checked by sink.Open: sink.ErrBadOption, exit 64
 	}
-	cs, err := sinkUpsertSpec(*upsert, *order, *deleteWhen, *retention)
+	cs, err := sinkUpsertSpec(*format, *upsert, *order, *deleteWhen, *retention)
 	if err != nil {
 		return err
 	}
@@ -134,11 +134,15 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	ops.probeCatalog(cat, ident)
 	s, err := sink.Open(ctx, cat, ident, append(opts, ops.sinkOptions()...)...)
 	if err != nil {
+		if cs != nil && *format == "debezium" && errors.Is(err, sink.ErrBadOption) {
+			return fmt.Errorf("%w (-format debezium -upsert orders by the table's %s column (long) and deletes by its %s column (string): declare them, or name others with -order and -delete-when)",
+				err, decode.DebeziumLSNColumn, decode.DebeziumOpColumn)
+		}
 		return err
 	}
 	err = kafka.Run(ctx, s, kafka.Config{
 		Brokers: strings.Split(*brokers, ","), Topics: strings.Split(*topic, ","), TopicRegex: *topicRegex, Group: *group,
-		Format: decode, Evolve: *evolve, Logger: log, SessionTimeout: *session, ConnectTimeout: *connect,
+		Format: msgFormat, Evolve: *evolve, Logger: log, SessionTimeout: *session, ConnectTimeout: *connect,
 		Options: kopts, Skip: skip,
 		Status: ops.status, MeterProvider: ops.meterProvider(),
 	})
@@ -175,6 +179,11 @@ func sinkFormat(format, avroDir, avroFile string) (decode.Format, error) {
 			return nil, fmt.Errorf("%w: -avro-schema: %w", errUsage, err)
 		}
 		return decode.Avro(w), nil
+	case "debezium":
+		if avroDir != "" || avroFile != "" {
+			return nil, fmt.Errorf("%w: -avro-schemas and -avro-schema need -format avro", errUsage)
+		}
+		return decode.DebeziumFormat(), nil
 	}
-	return nil, fmt.Errorf("%w: -format %q: json or avro", errUsage, format)
+	return nil, fmt.Errorf("%w: -format %q: json, avro or debezium", errUsage, format)
 }

@@ -59,7 +59,7 @@ func TestSinkUsage(t *testing.T) {
 		{[]string{"sink", "-h"}, 0, "-brokers"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh}, 2, "-brokers, -group and one of -topic and -topic-regex are required"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-format", "avro"}, 2, "needs one of -avro-schemas"},
-		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-format", "xml"}, 2, "json or avro"},
+		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-format", "xml"}, 2, "json, avro or debezium"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-avro-schema", "x.avsc"}, 2, "need -format avro"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-format", "avro", "-avro-schema", "/nonexistent.avsc"}, 2, "bad Avro schema"},
 		{[]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-format", "avro", "-avro-schemas", wh}, 2, "no <id>.avsc file"},

@@ -5,19 +5,30 @@ import (
 	"strings"
 	"time"
 
+	"github.com/icerun/icerun/sink/decode"
 	"github.com/icerun/icerun/table"
 )
 
 // sinkUpsertSpec is the change spec of `icerun sink -upsert KEY[,KEY]
 // -order COL[,COL] [-delete-when COLUMN=VALUE] [-retention DUR]`, nil
-// without -upsert. The columns are checked against the table when the
-// sink opens (sink.ErrBadOption, exit 64).
-func sinkUpsertSpec(upsert, order, deleteWhen string, retention time.Duration) (*table.ChangeSpec, error) {
+// without -upsert. With -format debezium, -order defaults to the
+// _cdc_lsn column and -delete-when to _cdc_op=d (the columns
+// decode.DebeziumFormat fills). The columns are checked against the
+// table when the sink opens (sink.ErrBadOption, exit 64).
+func sinkUpsertSpec(format, upsert, order, deleteWhen string, retention time.Duration) (*table.ChangeSpec, error) {
 	if upsert == "" {
 		if order != "" || deleteWhen != "" || retention != 0 {
 			return nil, fmt.Errorf("%w: -order, -delete-when and -retention need -upsert", errUsage)
 		}
 		return nil, nil
+	}
+	if format == "debezium" {
+		if order == "" {
+			order = decode.DebeziumLSNColumn
+		}
+		if deleteWhen == "" {
+			deleteWhen = decode.DebeziumOpColumn + "=" + decode.DebeziumDelete
+		}
 	}
 	if order == "" {
 		return nil, fmt.Errorf("%w: -upsert needs -order COL[,COL] (the version, log sequence number or event time that decides which change of a key is the latest)", errUsage)

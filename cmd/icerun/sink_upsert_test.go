@@ -25,9 +25,23 @@ func TestSinkUpsertSpec(t *testing.T) {
 		{"id", "ts", "op=d=x", 0, &table.ChangeSpec{Key: []string{"id"}, Order: []string{"ts"}, Delete: table.DeleteWhen{Column: "op", Value: "d=x"}}},
 	}
 	for _, tc := range good {
-		got, err := sinkUpsertSpec(tc.upsert, tc.order, tc.del, tc.retention)
+		got, err := sinkUpsertSpec("json", tc.upsert, tc.order, tc.del, tc.retention)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("sinkUpsertSpec(%q, %q, %q, %s) = %+v, %v; want %+v", tc.upsert, tc.order, tc.del, tc.retention, got, err, tc.want)
+		}
+	}
+	// -format debezium: the columns its decoder fills are the defaults.
+	dbz := []struct {
+		order, del string
+		want       *table.ChangeSpec
+	}{
+		{"", "", &table.ChangeSpec{Key: []string{"id"}, Order: []string{"_cdc_lsn"}, Delete: table.DeleteWhen{Column: "_cdc_op", Value: "d"}}},
+		{"v", "kind=gone", &table.ChangeSpec{Key: []string{"id"}, Order: []string{"v"}, Delete: table.DeleteWhen{Column: "kind", Value: "gone"}}},
+	}
+	for _, tc := range dbz {
+		got, err := sinkUpsertSpec("debezium", "id", tc.order, tc.del, 0)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("debezium: sinkUpsertSpec(id, %q, %q) = %+v, %v; want %+v", tc.order, tc.del, got, err, tc.want)
 		}
 	}
 	bad := []struct {
@@ -46,7 +60,7 @@ func TestSinkUpsertSpec(t *testing.T) {
 		{"id", "ts", "", -time.Hour, "-retention"},
 	}
 	for _, tc := range bad {
-		_, err := sinkUpsertSpec(tc.upsert, tc.order, tc.del, tc.retention)
+		_, err := sinkUpsertSpec("json", tc.upsert, tc.order, tc.del, tc.retention)
 		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("sinkUpsertSpec(%q, %q, %q, %s) = %v; want a usage error with %q", tc.upsert, tc.order, tc.del, tc.retention, err, tc.want)
 		}
@@ -66,6 +80,10 @@ func TestSinkUpsertFlags(t *testing.T) {
 		{[]string{"-upsert", "order_id", "-order", "event_date", "-delete-when", "gone=1"}, exitRequest, `"gone" is not a column`},
 		{[]string{"-upsert", "order_id", "-order", "event_date", "-key", "order_id,event_date"}, exitRequest, "keyed mode"},
 		{[]string{"-delete-when", "order_id=1"}, exitUsage, "need -upsert"},
+		{[]string{"-format", "debezium", "-upsert", "order_id"}, exitRequest, `"_cdc_lsn" is not a column`},
+		{[]string{"-format", "debezium", "-upsert", "order_id", "-order", "event_date"}, exitRequest, `"_cdc_op" is not a column`},
+		{[]string{"-format", "debezium", "-upsert", "order_id"}, exitRequest, "declare them"},
+		{[]string{"-format", "debezium", "-avro-schema", "x.avsc"}, exitUsage, "need -format avro"},
 	} {
 		args := append([]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-connect-timeout", "1ms"}, tc.flags...)
 		code, out, errs := icerun(args...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -47,14 +48,71 @@ var DebeziumOrder = [...]string{"source.lsn", "source.ts_ms"}
 // share the snapshot's LSN, one row per key. Changes of different keys
 // in concurrent transactions may come in an order their LSNs do not
 // follow; only a per-key comparison is meaningful.
+//
+// The event's own fields reach the row through the columns named
+// [DebeziumOpColumn], [DebeziumLSNColumn] and [DebeziumTsColumn], when
+// the table declares them: a change-log write (the sink's upsert mode)
+// compares table columns with the stored rows, so a table kept by
+// Debezium declares _cdc_lsn (long) to order by it and _cdc_op (string)
+// to delete by it (_cdc_op = 'd'). A table without them gets the image's
+// columns only.
 func DebeziumFormat() Format {
 	return func(sc *arrow.Schema, evolve bool) (Decoder, error) {
-		return (&debeziumDecoder{rows: newJSONDecoder(sc, evolve)}).decode, nil
+		d := &debeziumDecoder{rows: newJSONDecoder(sc, evolve)}
+		d.op = sc.HasField(DebeziumOpColumn)
+		d.lsn = sc.HasField(DebeziumLSNColumn)
+		d.ts = sc.HasField(DebeziumTsColumn)
+		return d.decode, nil
 	}
 }
 
+// The columns a [DebeziumFormat] row takes from its event, when the
+// table has them.
+const (
+	DebeziumOpColumn  = "_cdc_op"    // string: the op, c, r, u or d
+	DebeziumLSNColumn = "_cdc_lsn"   // long: source.lsn
+	DebeziumTsColumn  = "_cdc_ts_ms" // long: source.ts_ms
+)
+
+// DebeziumDelete is the [DebeziumOpColumn] value of a delete.
+const DebeziumDelete = "d"
+
 type debeziumDecoder struct {
 	rows *jsonDecoder
+	// op, lsn and ts: the table has the column of that name.
+	op, lsn, ts bool
+}
+
+// stamp is image with the event's fields the table has columns for
+// added; an image that is not an object is left for the row decoder to
+// reject.
+func (d *debeziumDecoder) stamp(image []byte, op string, lsn, ts int64) []byte {
+	t := bytes.TrimSpace(image)
+	if !d.op && !d.lsn && !d.ts || len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+		return image
+	}
+	out := append([]byte(nil), t[:len(t)-1]...)
+	sep := len(bytes.TrimSpace(t[1:len(t)-1])) > 0
+	add := func(name, value string) {
+		if sep {
+			out = append(out, ',')
+		}
+		sep = true
+		out = append(out, '"')
+		out = append(out, name...)
+		out = append(out, '"', ':')
+		out = append(out, value...)
+	}
+	if d.op {
+		add(DebeziumOpColumn, strconv.Quote(op))
+	}
+	if d.lsn {
+		add(DebeziumLSNColumn, strconv.FormatInt(lsn, 10))
+	}
+	if d.ts {
+		add(DebeziumTsColumn, strconv.FormatInt(ts, 10))
+	}
+	return append(out, '}')
 }
 
 // debeziumPayload is the part of a change event the decoder reads.
@@ -122,7 +180,7 @@ func (d *debeziumDecoder) event(v []byte) (c Change, image []byte, skip bool, re
 		return Change{}, nil, false, "debezium: source.lsn or source.ts_ms is missing"
 	}
 	c.Order = []int64{*p.Source.LSN, *p.Source.TsMs}
-	return c, image, false, ""
+	return c, d.stamp(image, p.Op, *p.Source.LSN, *p.Source.TsMs), false, ""
 }
 
 // isNull reports whether raw is absent or the JSON null.

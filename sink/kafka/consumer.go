@@ -494,7 +494,8 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 const evolveRounds = 3
 
 // write hands the records of part to the sink in offset order: runs of
-// decoded rows to Write, each record the decoder rejected to Reject, and so
+// decoded rows to Write, each record the decoder skipped (a change
+// stream's tombstone) to Pass, each record the decoder rejected to Reject, and so
 // is a record whose row the table cannot hold (a *sink.RowError of Write):
 // one bad message never stops the stream.
 func (c *consumer) write(ctx context.Context, topic string, part int32, recs []*kgo.Record) error {
@@ -539,8 +540,18 @@ func (c *consumer) write(ctx context.Context, topic string, part int32, recs []*
 		}
 		return nil
 	}
-	next := 0 // of d.Bad
+	next, skip := 0, 0 // of d.Bad, of d.Skipped
 	for i, r := range recs {
+		if skip < len(d.Skipped) && d.Skipped[skip] == i {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := c.s.Pass(ctx, sp, r.Offset); err != nil {
+				return err
+			}
+			skip++
+			continue
+		}
 		if next < len(d.Bad) && d.Bad[next].Index == i {
 			if err := flush(); err != nil {
 				return err
