@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -205,10 +206,9 @@ func TestIngesterCloseEndsItsGoroutines(t *testing.T) {
 	defer rec.Release()
 	done := make(chan error, 1)
 	go func() { done <- in.Write(ctx, rec) }()
-	// Wait for the owner, the writer and the file stream of its rows.
-	for start := time.Now(); runtime.NumGoroutine() < before+3 && time.Since(start) < 5*time.Second; {
-		time.Sleep(time.Millisecond)
-	}
+	// Close only once the record is handed over: Write waits for its
+	// commit (a Write that starts after Close fails with ErrClosed).
+	waitBlockedInWrite(t)
 	if err := in.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -225,4 +225,21 @@ func TestIngesterCloseEndsItsGoroutines(t *testing.T) {
 	if got := ids(t, cat, flatIdent); !slices.Equal(got, []string{"a"}) {
 		t.Errorf("table ids = %v, want [a]", got)
 	}
+}
+
+// waitBlockedInWrite waits until a goroutine waits inside
+// (*Ingester).Write for its commit: past the hand-over (the request
+// channel is buffered, so the select that hands over never blocks here).
+func waitBlockedInWrite(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(stacks, "\n\n") {
+			if strings.Contains(g, "[select") && strings.Contains(g, "sink.(*Ingester).Write") {
+				return
+			}
+		}
+	}
+	t.Fatal("no Write waits for its commit after 10s")
 }
