@@ -154,12 +154,9 @@ func (h Hygiene) expire(ctx context.Context, w *table.Writer) error {
 func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Duration) error {
 	// The files the expiry frees are removed after it, out of the
 	// writer's commit turn: the run's workers need not wait for them.
-	var (
-		garbage []string
-		gfs     iceio.IO
-	)
+	var garbage []string
 	res, err := w.CommitMetadata(ctx, "expire snapshots", func(ctx context.Context, tbl *icetable.Table) (*table.MetadataChange, error) {
-		gfs, garbage = nil, nil
+		garbage = nil
 		fsys, err := tbl.FS(ctx)
 		if err != nil {
 			return nil, err
@@ -199,7 +196,7 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 			_ = fsys.Remove(path)
 			return nil, err
 		}
-		gfs, garbage = fsys, freed
+		garbage = freed
 		if old := tbl.Properties()[commit.PropertyLineage]; old != "" && old != path {
 			garbage = append(garbage, old) // replaced: the new checkpoint holds its records
 		}
@@ -207,6 +204,13 @@ func expire(ctx context.Context, w *table.Writer, keep int, olderThan time.Durat
 	})
 	if err != nil || res.Unchanged {
 		return err
+	}
+	// A file system of its own, on ctx: the attempt's is bound to the
+	// commit loop's context, which has ended (an object store's IO keeps
+	// the context it was opened with, and refuses every call after it).
+	gfs, err := w.Table().FS(ctx)
+	if err != nil {
+		return nil // best effort, as the removals: what remains is for an orphan cleanup
 	}
 	for _, f := range garbage {
 		_ = gfs.Remove(f) // best effort: what remains is for an orphan cleanup
