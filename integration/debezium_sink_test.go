@@ -7,7 +7,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,16 +95,7 @@ func TestDebeziumSink(t *testing.T) {
 		c.Close()
 	}
 
-	topic := os.Getenv("ICERUN_DEBEZIUM_TOPIC_PREFIX") + "_" + run
-	name := "orders-" + run
-	registerDebezium(ctx, t, connectURL, name, pgURI, topic, "public."+tbl, run)
-	defer func() {
-		req, _ := http.NewRequest(http.MethodDelete, connectURL+"/connectors/"+name, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	topic += ".public." + tbl
+	topic := startConnector(ctx, t, connectURL, pgURI, tbl, run)
 	// The topic exists once the snapshot's rows are on it.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))

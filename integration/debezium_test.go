@@ -133,16 +133,7 @@ func TestDebezium(t *testing.T) {
 	add(decode.Upsert, dbzOrder{id: 1, customer: "ada", status: "created", amount: "12.50", day: "2026-07-14"})
 	add(decode.Upsert, dbzOrder{id: 2, customer: "bob", status: "created", amount: "99.99", day: "2026-07-14"})
 
-	topic := os.Getenv("ICERUN_DEBEZIUM_TOPIC_PREFIX") + "_" + run
-	name := "orders-" + run
-	registerDebezium(ctx, t, connectURL, name, pgURI, topic, "public."+tbl, run)
-	defer func() {
-		req, _ := http.NewRequest(http.MethodDelete, connectURL+"/connectors/"+name, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	topic += ".public." + tbl
+	topic := startConnector(ctx, t, connectURL, pgURI, tbl, run)
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -306,6 +297,23 @@ func dbzRows(d decode.Decoded) []dbzOrder {
 // registerDebezium registers Debezium's PostgreSQL connector for table
 // (schema.table) of the database of pgURI through Connect's REST API, with
 // its own replication slot and publication, and waits until its task runs.
+// startConnector registers a Debezium connector of run for the
+// PostgreSQL table tbl (schema public), deleted when the test ends, and
+// returns the topic of its changes.
+func startConnector(ctx context.Context, t *testing.T, connectURL, pgURI, tbl, run string) string {
+	t.Helper()
+	prefix := os.Getenv("ICERUN_DEBEZIUM_TOPIC_PREFIX") + "_" + run
+	name := "orders-" + run
+	registerDebezium(ctx, t, connectURL, name, pgURI, prefix, "public."+tbl, run)
+	t.Cleanup(func() {
+		req, _ := http.NewRequest(http.MethodDelete, connectURL+"/connectors/"+name, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	})
+	return prefix + ".public." + tbl
+}
+
 func registerDebezium(ctx context.Context, t *testing.T, connectURL, name, pgURI, prefix, table, run string) {
 	t.Helper()
 	u, err := url.Parse(pgURI)

@@ -123,11 +123,8 @@ func (s *Sink) RejectMessage(ctx context.Context, from SourcePartition, offset i
 	s.stats.DeadLetters++
 	s.cfg.log.Warn("sink dead letter", slog.String("table", s.name), slog.String("source", from.String()),
 		slog.Int64("offset", offset), slog.String("reason", reason))
-	if s.due() {
-		_, err := s.Commit(ctx)
-		return err
-	}
-	return nil
+	_, err := s.CommitIfDue(ctx)
+	return err
 }
 
 // deadLetterSource is the source partition of from in the dead-letter

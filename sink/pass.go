@@ -1,9 +1,6 @@
 package sink
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // Pass moves the position of from over the message at offset, which its
 // format makes no row: a change stream's tombstone (a Kafka record with
@@ -19,23 +16,10 @@ func (s *Sink) Pass(ctx context.Context, from SourcePartition, offset int64) err
 	if s.closed {
 		return ErrClosed
 	}
-	mark := s.committed.get(from)
-	if p, ok := s.pending[from]; ok {
-		mark = p
-	}
-	if offset <= mark.Offset {
-		s.stats.Redelivered++
+	if !s.passOver(from, offset) {
 		return nil
 	}
-	if len(s.pending) == 0 {
-		s.since = time.Now()
-	}
-	mark.Offset = offset
-	s.pending[from] = mark
 	s.stats.Passed++
-	if s.due() {
-		_, err := s.Commit(ctx)
-		return err
-	}
-	return nil
+	_, err := s.CommitIfDue(ctx)
+	return err
 }

@@ -41,26 +41,33 @@ func (s *Sink) Skip(ctx context.Context, from SourcePartition, offset int64) err
 	if s.closed {
 		return ErrClosed
 	}
+	if !s.passOver(from, offset) {
+		return nil
+	}
+	s.skipped = append(s.skipped, skip{from, offset})
+	s.stats.Skipped++
+	s.cfg.log.Warn("sink skipped message", slog.String("table", s.name), slog.String("source", from.String()),
+		slog.Int64("offset", offset))
+	_, err := s.CommitIfDue(ctx)
+	return err
+}
+
+// passOver moves the pending position of from over offset, a message
+// that makes no row, and reports whether it did: a message at or below
+// the position already held is a redelivery (counted, nothing moves).
+func (s *Sink) passOver(from SourcePartition, offset int64) bool {
 	mark := s.committed.get(from)
 	if p, ok := s.pending[from]; ok {
 		mark = p
 	}
 	if offset <= mark.Offset {
 		s.stats.Redelivered++
-		return nil
+		return false
 	}
 	if len(s.pending) == 0 {
 		s.since = time.Now()
 	}
 	mark.Offset = offset
 	s.pending[from] = mark
-	s.skipped = append(s.skipped, skip{from, offset})
-	s.stats.Skipped++
-	s.cfg.log.Warn("sink skipped message", slog.String("table", s.name), slog.String("source", from.String()),
-		slog.Int64("offset", offset))
-	if s.due() {
-		_, err := s.Commit(ctx)
-		return err
-	}
-	return nil
+	return true
 }

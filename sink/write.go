@@ -67,11 +67,8 @@ func (s *Sink) Write(ctx context.Context, from SourcePartition, offsets []int64,
 		}
 	}
 	s.bytes += recordBytes(resolved) * int64(len(cl.main)) / resolved.NumRows()
-	if s.due() {
-		_, err := s.Commit(ctx)
-		return err
-	}
-	return nil
+	_, err = s.CommitIfDue(ctx)
+	return err
 }
 
 func numRows(rec arrow.RecordBatch) int64 {

@@ -159,27 +159,11 @@ func (w *Writer) applyChanges(ctx context.Context, op string, rows array.RecordR
 	for key := range in {
 		keys[key] = struct{}{}
 	}
-	schemaID := tbl.Schema().ID
-	attempts := w.cfg.policy.Attempts
-	if attempts == 0 {
-		attempts = commit.DefaultPolicy.Attempts
-	}
-	for round := 1; ; round++ {
+	return compareAgain(ctx, w, op, tbl, spec.ID(), func(tbl *icetable.Table) (ChangeResult, error) {
 		out, err := w.applyOnce(ctx, op, tbl, spec, res, chg, in, keys, rng, cs)
 		out.Ignored = res.Ignored()
-		if !errors.Is(err, errDecidedOnOldState) || round >= attempts {
-			if errors.Is(err, errDecidedOnOldState) {
-				err = fmt.Errorf("%s: %w after %d rounds: %v", op, commit.ErrConflict, round, err)
-			}
-			return out, err
-		}
-		if tbl, err = w.head(ctx); err != nil {
-			return out, fmt.Errorf("%s: %w", op, err)
-		}
-		if tbl.Schema().ID != schemaID || tbl.Metadata().DefaultPartitionSpec() != spec.ID() {
-			return out, fmt.Errorf("%s: %w: schema or partition spec changed while comparing", op, commit.ErrTableChanged)
-		}
-	}
+		return out, err
+	})
 }
 
 // check validates cs against tbl's schema.

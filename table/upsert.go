@@ -149,11 +149,9 @@ func (w *Writer) upsert(ctx context.Context, op string, rows array.RecordReader,
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	attempts := w.cfg.policy.Attempts
-	if attempts == 0 {
-		attempts = commit.DefaultPolicy.Attempts
-	}
-	for round := 1; ; round++ {
+	// With WithUpsertNewerOnly a key another writer committed since the
+	// stored rows were read makes the comparison again (keyGuard).
+	return compareAgain(ctx, w, op, tbl, spec.ID(), func(tbl *icetable.Table) (commit.Result, error) {
 		u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: keyColumns, chg: chg, cfg: w.cfg}
 		if w.cfg.upsertNewerOnly {
 			if err := u.readStored(ctx, tbl); err != nil {
@@ -161,6 +159,7 @@ func (w *Writer) upsert(ctx context.Context, op string, rows array.RecordReader,
 			}
 		}
 		var result commit.Result
+		var err error
 		if w.cfg.mergeOnRead(tbl) {
 			result, err = u.runMOR(ctx, tbl)
 		} else {
@@ -170,21 +169,8 @@ func (w *Writer) upsert(ctx context.Context, op string, rows array.RecordReader,
 		for _, n := range u.stale {
 			result.Stale += n
 		}
-		// With WithUpsertNewerOnly a key another writer committed since the
-		// stored rows were read makes the comparison again (keyGuard).
-		if !errors.Is(err, errDecidedOnOldState) || round >= attempts {
-			if errors.Is(err, errDecidedOnOldState) {
-				err = fmt.Errorf("%s: %w after %d rounds: %v", op, commit.ErrConflict, round, err)
-			}
-			return result, err
-		}
-		if tbl, err = w.head(ctx); err != nil {
-			return result, fmt.Errorf("%s: %w", op, err)
-		}
-		if tbl.Schema().ID != u.schemaID || tbl.Metadata().DefaultPartitionSpec() != spec.ID() {
-			return result, fmt.Errorf("%s: %w: schema or partition spec changed while comparing", op, commit.ErrTableChanged)
-		}
-	}
+		return result, err
+	})
 }
 
 // readStored reads the greatest order the table holds of each input key,
