@@ -29,6 +29,8 @@ func createCmd(ctx context.Context, e *env, args []string) error {
 	spec := fs.String("partition", "", "partition spec in Spark's syntax: col, years(c), months(c), days(c), hours(c), bucket(N,c), truncate(W,c), comma-separated; e.g. 'days(event_ts),bucket(8,id)' (default: unpartitioned)")
 	var required stringList
 	fs.Var(&required, "required", "with -schema-from: make these `COLUMNS` required, comma-separated or repeated (default: every column optional, whatever the file says, so that a later null is accepted)")
+	var identifier stringList
+	fs.Var(&identifier, "identifier-fields", "the table's identifier fields (its row key, such as the source's primary key: Iceberg's identifier-field-ids), `COLUMNS` comma-separated or repeated; required top-level primitive columns (with -schema-from they are made required). `icerun sink -format debezium` upserts on them when -upsert is not given")
 	version := fs.Int("format-version", 2, "Iceberg format version: 1, 2 or 3")
 	var props stringList
 	fs.Var(&props, "property", "table property `k=v` (repeatable)")
@@ -60,9 +62,15 @@ func createCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *schemaFrom != "" {
+		required = append(required, identifier...)
+	}
 	sch, err := createSchema(ctx, *schemaFrom, *schemaJSON, required, *version)
 	if err != nil {
 		return err
+	}
+	if sch, err = withIdentifierFields(sch, identifier); err != nil {
+		return fmt.Errorf("%w: -identifier-fields: %w", errUsage, err)
 	}
 	ps, err := parseSpec(*spec, sch)
 	if err == nil {

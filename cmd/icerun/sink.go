@@ -42,7 +42,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	deadLetter := fs.String("dead-letter", "", "table (namespace.name, created when missing) for messages that are not rows of the table (bad JSON or Avro, a wrong type, a required field missing), with their bytes, reason and offset; without it such a message stops the sink (exit 65) at its offset")
 	keep := fs.Int("keep-snapshots", sink.DefaultKeepSnapshots, "expire the table's snapshots beyond the last N (checked every 10 commits); 0: never expire")
 	key := fs.String("key", "", "keyed mode: key columns, comma-separated, identifying a message (on a partitioned table they include every partition source column, e.g. id,event_time); a row whose key its partition holds is dropped as a duplicate")
-	upsert := fs.String("upsert", "", "upsert mode: key columns, comma-separated; the table keeps the latest row of each key, by -order, whatever the arrival order (each commit is one changelog write with its positions); not with -key")
+	upsert := fs.String("upsert", "", "upsert mode: key columns, comma-separated; the table keeps the latest row of each key, by -order, whatever the arrival order (each commit is one changelog write with its positions); not with -key; with -format debezium the default is the table's identifier fields, when it declares them (icerun create -identifier-fields)")
 	order := fs.String("order", "", "with -upsert: ordering columns, comma-separated (a version, an LSN, an event time; the first decides, the next break ties): a change not newer than the table's row of its key changes nothing; with -format debezium the default is _cdc_lsn")
 	deleteWhen := fs.String("delete-when", "", "with -upsert: `COLUMN=VALUE` marking delete rows (e.g. status=deleted): the key's row is deleted and a tombstone keeps a late older change from bringing it back; with -format debezium the default is _cdc_op=d")
 	retention := fs.Duration("retention", 0, "with -upsert: how long a tombstone counts, in the first -order column's time (a timestamp or date column); a change older than that for a key the table does not know goes to the late table; 0: tombstones kept for ever")
@@ -79,7 +79,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cat, _, err := e.loadTable(ctx) // a missing table fails here, before the brokers are tried
+	ctx, cat, tbl, err := e.loadTable(ctx) // a missing table fails here, before the brokers are tried
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,18 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	if *key != "" {
 		opts = append(opts, sink.WithKey(strings.Split(*key, ",")...)) // checked by sink.Open: sink.ErrBadOption, exit 64
 	}
-	cs, err := sinkUpsertSpec(*format, *upsert, *order, *deleteWhen, *retention)
+	upsertKey := *upsert
+	if upsertKey == "" && *format == "debezium" && *key == "" {
+		// A change stream keeps the latest row of each key by default:
+		// the key is the table's identifier fields, which a table made
+		// for a source table declares as its primary key.
+		if upsertKey = identifierKey(tbl.Schema()); upsertKey != "" {
+			log.Info("upsert on the table's identifier fields", "key", upsertKey)
+		} else {
+			log.Info("the table declares no identifier fields: every change is appended as a row (-upsert KEY, or icerun create -identifier-fields, keeps the latest row of each key)")
+		}
+	}
+	cs, err := sinkUpsertSpec(*format, upsertKey, *order, *deleteWhen, *retention)
 	if err != nil {
 		return err
 	}
