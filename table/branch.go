@@ -58,10 +58,9 @@ func (w *Writer) head(ctx context.Context) (*icetable.Table, error) {
 // the row-level deletes above.
 func (w *Writer) Publish(ctx context.Context, branch string) (commit.Result, error) {
 	op := fmt.Sprintf("table: publish branch %s of %s", branch, w.name)
-	ctx, done := w.observe(ctx, opPublish, op)
-	res, err := w.publish(ctx, op, branch)
-	done(res, err)
-	return res, err
+	return w.observed(ctx, opPublish, op, func(ctx context.Context) (commit.Result, error) {
+		return w.publish(ctx, op, branch)
+	})
 }
 
 func (w *Writer) publish(ctx context.Context, op string, branch string) (commit.Result, error) {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/icerun/icerun/internal/fingerprint"
 	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
-	"github.com/icerun/icerun/schema"
 )
 
 // ErrCompactMismatch means the files a compaction wrote do not hold the
@@ -48,10 +46,9 @@ var ErrCompactMismatch = errors.New("table: compacted files do not hold the part
 // commit, not a rewrite.
 func (w *Writer) Compact(ctx context.Context, key partition.Key) (commit.Result, error) {
 	op := fmt.Sprintf("table: compact %s", partName(w.name, key))
-	ctx, done := w.observe(ctx, opCompact, op)
-	res, err := w.compact(ctx, op, key)
-	done(res, err)
-	return res, err
+	return w.observed(ctx, opCompact, op, func(ctx context.Context) (commit.Result, error) {
+		return w.compact(ctx, op, key)
+	})
 }
 
 // compactRowGroupRows caps the row groups of the files Compact writes when
@@ -67,22 +64,13 @@ const compactRowGroupRows = 256 << 10
 var errPartitionMoved = errors.New("the partition changed while it was compacted")
 
 func (w *Writer) compact(ctx context.Context, op string, key partition.Key) (commit.Result, error) {
-	pol := w.cfg.policy
-	if pol.Attempts == 0 {
-		pol.Attempts = commit.DefaultPolicy.Attempts
-	}
-	attempts := 0 // of every round: the budget is the call's
-	for {
-		result, err := w.compactOnce(ctx, op, key, pol.Attempts, attempts)
-		attempts = max(result.Attempts, attempts+1) // the total: Spent counted on
-		result.Attempts = attempts
-		switch {
-		case !errors.Is(err, errPartitionMoved):
-			return result, err
-		case attempts >= pol.Attempts:
-			return result, fmt.Errorf("%s: %w after %d attempts: %v", op, commit.ErrConflict, attempts, err)
-		}
-	}
+	return w.replan(replan{
+		op: op,
+		round: func(budget, spent int) (commit.Result, error) {
+			return w.compactOnce(ctx, op, key, budget, spent)
+		},
+		moved: func(err error) bool { return errors.Is(err, errPartitionMoved) },
+	})
 }
 
 // compactOnce plans and rewrites partition key on the writer's current
@@ -91,16 +79,9 @@ func (w *Writer) compact(ctx context.Context, op string, key partition.Key) (com
 // errPartitionMoved (its files removed) when the partition changed in
 // between.
 func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, budget, spent int) (commit.Result, error) {
-	tbl, err := w.head(ctx)
+	tbl, spec, err := w.begin(ctx, op)
 	if err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-	}
-	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-	}
-	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
-	if err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		return commit.Result{}, err
 	}
 	if !key.IsValid() || key.SpecID() != spec.ID() {
 		return commit.Result{}, fmt.Errorf("%s: %w: not a key of the table's current partition spec", op, partition.ErrWrongSpec)
@@ -216,71 +197,6 @@ func (w *Writer) rewrite(ctx context.Context, tbl *icetable.Table, spec *partiti
 		return snapshotcommit.Part{}, st, fmt.Errorf("%w: %d rows read, %d written (row hash sums %x, %x)", ErrCompactMismatch, before.rows, after.rows, before.sum, after.sum)
 	}
 	return snapshotcommit.Part{Key: key, Files: files, Fingerprint: "compact:" + sum.String(), Rows: sum.Rows()}, st, nil
-}
-
-// readRows reads the live rows of tasks, resolved to tbl's schema, one
-// batch at a time: start (when set) is called once with their schema
-// before the first batch; fn does not own rec. With lineage each batch
-// ends with the rows' _row_id and _last_updated_sequence_number
-// (rowlineage.go), after the columns of that schema.
-func readRows(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, lineage bool, start func(*arrow.Schema) error, fn func(rec arrow.RecordBatch) error) error {
-	if len(tasks) == 0 {
-		return nil
-	}
-	opts := []icetable.ScanOption{icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)}
-	if lineage {
-		opts = append(opts, icetable.WithRowLineage())
-	}
-	sc, batches, err := tbl.Scan(opts...).ReadTasks(ctx, tasks)
-	if err != nil {
-		return err
-	}
-	res, err := schema.Resolve(sc, tbl.Schema(), tbl.NameMapping(), schema.IgnoreUnknown)
-	if err != nil {
-		return err
-	}
-	if start != nil {
-		if err := start(res.Schema()); err != nil {
-			return err
-		}
-	}
-	return applyEach(ctx, res, lineage, batches, fn)
-}
-
-// applyEach resolves each of the scanned batches to the table schema with
-// res and hands it to fn, releasing every batch. With lineage the
-// batches' row lineage columns are kept, last.
-func applyEach(ctx context.Context, res *schema.Resolution, lineage bool, batches iter.Seq2[arrow.RecordBatch, error], fn func(arrow.RecordBatch) error) error {
-	for raw, err := range batches {
-		if err != nil {
-			return err
-		}
-		rec, err := res.Apply(ctx, raw)
-		if err == nil && lineage {
-			rec, err = keepLineage(raw, rec)
-		}
-		raw.Release()
-		if err != nil {
-			return err
-		}
-		err = fn(rec)
-		rec.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// keepLineage is rec (raw resolved) with raw's lineage columns appended;
-// it releases rec.
-func keepLineage(raw, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	defer rec.Release()
-	rowID, seq, err := lineageOf(raw)
-	if err != nil {
-		return nil, err
-	}
-	return appendLineage(rec, rowID, seq), nil
 }
 
 // contentCheck is an order-insensitive summary of a multiset of rows: the

@@ -16,7 +16,6 @@ import (
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
-	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/internal/writeprops"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/recordid"
@@ -43,10 +42,9 @@ var ErrBadFilter = errors.New("table: bad delete filter")
 // [Writer.Compact] folds the deletes back into the data files.
 func (w *Writer) Delete(ctx context.Context, part partition.Key, keys array.RecordReader, keyColumns ...string) (commit.Result, error) {
 	op := fmt.Sprintf("table: delete from %s by (%s)", partName(w.name, part), strings.Join(keyColumns, ", "))
-	ctx, done := w.observe(ctx, opDelete, op)
-	res, err := w.deleteKeys(ctx, op, part, keys, keyColumns...)
-	done(res, err)
-	return res, err
+	return w.observed(ctx, opDelete, op, func(ctx context.Context) (commit.Result, error) {
+		return w.deleteKeys(ctx, op, part, keys, keyColumns...)
+	})
 }
 
 func (w *Writer) deleteKeys(ctx context.Context, op string, part partition.Key, keys array.RecordReader, keyColumns ...string) (commit.Result, error) {
@@ -89,10 +87,9 @@ func (w *Writer) deleteKeys(ctx context.Context, op string, part partition.Key, 
 // does not bind to the schema fails with [ErrBadFilter].
 func (w *Writer) DeleteWhere(ctx context.Context, part partition.Key, filter iceberg.BooleanExpression) (commit.Result, error) {
 	op := fmt.Sprintf("table: delete from %s where %v", partName(w.name, part), filter)
-	ctx, done := w.observe(ctx, opDelete, op)
-	res, err := w.deleteWhere(ctx, op, part, filter)
-	done(res, err)
-	return res, err
+	return w.observed(ctx, opDelete, op, func(ctx context.Context) (commit.Result, error) {
+		return w.deleteWhere(ctx, op, part, filter)
+	})
 }
 
 func (w *Writer) deleteWhere(ctx context.Context, op string, part partition.Key, filter iceberg.BooleanExpression) (commit.Result, error) {
@@ -130,21 +127,14 @@ func (w *Writer) deleteTarget(ctx context.Context, op string, part partition.Key
 	if w.cfg.branch != "" {
 		return nil, nil, fmt.Errorf("%s: %w: deletes are written to main only", op, commit.ErrUnsupported)
 	}
-	tbl, err := w.head(ctx)
+	tbl, spec, err := w.begin(ctx, op)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", op, err)
-	}
-	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", op, err)
+		return nil, nil, err
 	}
 	if tbl.Metadata().Version() < 2 {
 		return nil, nil, fmt.Errorf("%s: %w: format version 1 has no delete files", op, commit.ErrUnsupported)
 	}
 	if err := writeprops.Check(tbl.Properties()); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", op, err)
-	}
-	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
-	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", op, err)
 	}
 	if !part.IsValid() || part.SpecID() != spec.ID() {
@@ -164,18 +154,11 @@ func (w *Writer) commitDelete(ctx context.Context, op string, tbl *icetable.Tabl
 
 // planDelete plans the delete files of the rows m picks in partition k.
 func planDelete(ctx context.Context, w *Writer, tbl *icetable.Table, spec *partition.Spec, k partition.Key, m rowMatcher, fp string) (*rowDelta, error) {
-	base, err := snapshotcommit.Files(ctx, tbl, spec, []partition.Key{k})
-	if err != nil {
+	base, tasks, held, err := w.deltaBase(ctx, tbl, spec, k, fp)
+	if held || err != nil {
 		return nil, err
 	}
-	if snapshotcommit.Held(tbl, w.cfg.codeVersion, k, fp, base[k]) {
-		return nil, nil
-	}
-	tasks, err := partitionFiles(ctx, tbl, spec, k)
-	if err != nil {
-		return nil, err
-	}
-	return locateWith(ctx, tbl, spec, k, base[k], tasks, m, fp, false)
+	return locateWith(ctx, tbl, spec, k, base, tasks, m, fp, false)
 }
 
 // readKeys reads the encoded keys of the rows of keys, and their first
@@ -289,13 +272,6 @@ func (m *filterMatcher) match(ctx context.Context, rec arrow.RecordBatch, hit fu
 		}
 	}
 	return nil
-}
-
-func snapshotID(tbl *icetable.Table) int64 {
-	if s := tbl.CurrentSnapshot(); s != nil {
-		return s.SnapshotID
-	}
-	return 0
 }
 
 // fingerprintText is a short hash of s.

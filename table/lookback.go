@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -97,10 +96,9 @@ var (
 // and count current-spec files only; [commit.Result].DeletedRows is exact.
 func (w *Writer) ReplaceWindow(ctx context.Context, window []partition.Key, late LatePolicy, rows array.RecordReader) (commit.Result, error) {
 	op := fmt.Sprintf("table: replace window %s of %s", windowText(window), w.name)
-	ctx, done := w.observe(ctx, opReplaceWindow, op)
-	res, err := w.replaceWindow(ctx, op, window, late, rows)
-	done(res, err)
-	return res, err
+	return w.observed(ctx, opReplaceWindow, op, func(ctx context.Context) (commit.Result, error) {
+		return w.replaceWindow(ctx, op, window, late, rows)
+	})
 }
 
 // replaceWindow is ReplaceWindow, observed by it.
@@ -112,16 +110,9 @@ func (w *Writer) replaceWindow(ctx context.Context, op string, window []partitio
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	tbl, err := w.head(ctx)
+	tbl, spec, err := w.begin(ctx, op)
 	if err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-	}
-	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-	}
-	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
-	if err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		return commit.Result{}, err
 	}
 	for _, k := range window {
 		if k.SpecID() != spec.ID() {
@@ -366,41 +357,6 @@ func filter(ctx context.Context, rec arrow.RecordBatch, mask []bool, want bool) 
 	return compute.FilterRecordBatch(ctx, rec, sel, compute.DefaultFilterOptions())
 }
 
-var errOtherSpec = errors.New("older-spec files")
-
-// filesByKey lists the live current-spec data files of keys, and the keys
-// whose rows delete files change. It fails with errOtherSpec when a file
-// of another spec may hold rows of the keys.
-func filesByKey(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, keys []partition.Key, opts ...icetable.ScanOption) (map[partition.Key][]iceberg.DataFile, map[partition.Key]bool, error) {
-	set := make(map[partition.Key]bool, len(keys))
-	var f iceberg.BooleanExpression = iceberg.AlwaysFalse{}
-	for _, k := range keys {
-		set[k] = true
-		f = iceberg.NewOr(f, spec.Filter(k))
-	}
-	tasks, err := tbl.Scan(append(opts, icetable.WithRowFilter(f))...).PlanFiles(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, deleted := make(map[partition.Key][]iceberg.DataFile), make(map[partition.Key]bool)
-	for _, t := range tasks {
-		if t.File.SpecID() != int32(spec.ID()) {
-			return nil, nil, errOtherSpec
-		}
-		k, err := spec.KeyFromValues(t.File.Partition())
-		if err != nil {
-			return nil, nil, err
-		}
-		if set[k] {
-			out[k] = append(out[k], t.File)
-			if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
-				deleted[k] = true
-			}
-		}
-	}
-	return out, deleted, nil
-}
-
 func windowSet(window []partition.Key, late LatePolicy) (map[partition.Key]bool, error) {
 	if late != RejectLate && late != DropLate && late != RouteLate {
 		return nil, fmt.Errorf("%w: unknown late policy %d", ErrBadWindow, int(late))
@@ -432,22 +388,3 @@ func windowText(window []partition.Key) string {
 }
 
 func cmpKeys(a, b partition.Key) int { return strings.Compare(a.String(), b.String()) }
-
-// removeFiles deletes staged files no snapshot references. (stager.remove
-// would also delete the stager's other files.)
-func removeFiles(ctx context.Context, tbl *icetable.Table, files []iceberg.DataFile) error {
-	if len(files) == 0 {
-		return nil
-	}
-	fsys, err := tbl.FS(context.WithoutCancel(ctx))
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, f := range files {
-		if err := fsys.Remove(f.FilePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}

@@ -23,10 +23,9 @@ import (
 // its commit lock. A writer on a branch fails with commit.ErrUnsupported.
 func (w *Writer) RewriteManifests(ctx context.Context) (commit.Result, error) {
 	op := fmt.Sprintf("table: rewrite manifests of %s", w.name)
-	ctx, done := w.observe(ctx, opRewriteManifests, op)
-	res, err := w.rewriteManifests(ctx, op)
-	done(res, err)
-	return res, err
+	return w.observed(ctx, opRewriteManifests, op, func(ctx context.Context) (commit.Result, error) {
+		return w.rewriteManifests(ctx, op)
+	})
 }
 
 func (w *Writer) rewriteManifests(ctx context.Context, op string) (commit.Result, error) {

@@ -40,10 +40,9 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 	if !key.IsValid() {
 		return commit.Result{}, fmt.Errorf("%s: %w: zero key", op, partition.ErrMalformedKey)
 	}
-	ctx, done := w.observe(ctx, opReplace, op)
-	res, err := w.replace(ctx, op, &key, rows)
-	done(res, err)
-	return res, err
+	return w.observed(ctx, opReplace, op, func(ctx context.Context) (commit.Result, error) {
+		return w.replace(ctx, op, &key, rows)
+	})
 }
 
 // ReplacePartitions replaces every partition that rows produce, and no
@@ -52,10 +51,9 @@ func (w *Writer) ReplacePartition(ctx context.Context, key partition.Key, rows a
 // "overwrite", summary replace-partitions=true.
 func (w *Writer) ReplacePartitions(ctx context.Context, rows array.RecordReader) (commit.Result, error) {
 	op := "table: replace partitions of " + w.name
-	ctx, done := w.observe(ctx, opReplace, op)
-	res, err := w.replace(ctx, op, nil, rows)
-	done(res, err)
-	return res, err
+	return w.observed(ctx, opReplace, op, func(ctx context.Context) (commit.Result, error) {
+		return w.replace(ctx, op, nil, rows)
+	})
 }
 
 // replace writes rows and commits them. key is nil for a dynamic replace.
@@ -63,16 +61,9 @@ func (w *Writer) replace(ctx context.Context, op string, key *partition.Key, row
 	if rows == nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, ErrNilInput)
 	}
-	tbl, err := w.head(ctx)
+	tbl, spec, err := w.begin(ctx, op)
 	if err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-	}
-	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-	}
-	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
-	if err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		return commit.Result{}, err
 	}
 	if key != nil {
 		if key.SpecID() != spec.ID() {

@@ -16,8 +16,6 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	// Parquet pages compressed with zstd encoders sized to the page: the
-	// same bytes as arrow-go's codec, with a fraction of its encoder memory.
 	_ "github.com/icerun/icerun/internal/pagecodec"
 	"github.com/icerun/icerun/partition"
 )
@@ -358,17 +356,7 @@ func (s *stager) abort(cause error) error {
 
 // remove deletes files, the complete list of what a finished stager wrote.
 func (s *stager) remove(files []iceberg.DataFile) error {
-	fsys, err := s.tbl.FS(context.WithoutCancel(s.ctx))
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, f := range files {
-		if err := fsys.Remove(f.FilePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return removeFiles(s.ctx, s.tbl, files)
 }
 
 // removeUnlisted deletes the files under the table's data folder that are
@@ -402,6 +390,25 @@ func (s *stager) removeUnlisted(listed []iceberg.DataFile) error {
 	})
 	if walkErr != nil && !errors.Is(walkErr, fs.ErrNotExist) {
 		errs = append(errs, walkErr)
+	}
+	return errors.Join(errs...)
+}
+
+// removeFiles deletes staged files no snapshot references (files that do
+// not exist are not an error).
+func removeFiles(ctx context.Context, tbl *icetable.Table, files []iceberg.DataFile) error {
+	if len(files) == 0 {
+		return nil
+	}
+	fsys, err := tbl.FS(context.WithoutCancel(ctx))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, f := range files {
+		if err := fsys.Remove(f.FilePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

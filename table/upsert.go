@@ -111,10 +111,9 @@ var (
 // copy-on-write. [Writer.Compact] folds the deletes back.
 func (w *Writer) Upsert(ctx context.Context, rows array.RecordReader, keyColumns ...string) (commit.Result, error) {
 	op := fmt.Sprintf("table: upsert into %s by (%s)", w.name, strings.Join(keyColumns, ", "))
-	ctx, done := w.observe(ctx, opUpsert, op)
-	res, err := w.upsert(ctx, op, rows, keyColumns...)
-	done(res, err)
-	return res, err
+	return w.observed(ctx, opUpsert, op, func(ctx context.Context) (commit.Result, error) {
+		return w.upsert(ctx, op, rows, keyColumns...)
+	})
 }
 
 func (w *Writer) upsert(ctx context.Context, op string, rows array.RecordReader, keyColumns ...string) (commit.Result, error) {
@@ -124,21 +123,14 @@ func (w *Writer) upsert(ctx context.Context, op string, rows array.RecordReader,
 	if len(keyColumns) == 0 {
 		return commit.Result{}, fmt.Errorf("%s: %w: no key columns", op, ErrBadUpsertKey)
 	}
-	tbl, err := w.head(ctx)
+	tbl, spec, err := w.begin(ctx, op)
 	if err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
-	}
-	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+		return commit.Result{}, err
 	}
 	for _, c := range keyColumns {
 		if _, ok := tbl.Schema().FindFieldByName(c); !ok || strings.Contains(c, ".") {
 			return commit.Result{}, fmt.Errorf("%s: %w: %q is not a top-level column of the table", op, ErrBadUpsertKey, c)
 		}
-	}
-	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
-	if err != nil {
-		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
 	res, err := schema.Resolve(rows.Schema(), tbl.Schema(), tbl.NameMapping(), w.cfg.unknown)
 	if err != nil {
@@ -242,10 +234,6 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 		}
 		return r, nil
 	}
-	pol := u.cfg.policy
-	if pol.Attempts == 0 {
-		pol.Attempts = commit.DefaultPolicy.Attempts
-	}
 	parts := make(map[partition.Key]*merged, len(keys))
 	removeAll := func() error {
 		var errs []error
@@ -254,52 +242,52 @@ func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, e
 		}
 		return errors.Join(errs...)
 	}
-	stale, attempts := keys, 0
-	for round := 1; ; round++ {
-		for _, k := range stale {
-			if old := parts[k]; old != nil {
-				if err := u.discard(old); err != nil {
-					return commit.Result{}, fmt.Errorf("%s: %w", u.op, err)
+	stale := keys
+	result, err := u.w.replan(replan{
+		op: u.op,
+		round: func(budget, spent int) (commit.Result, error) {
+			for _, k := range stale {
+				if old := parts[k]; old != nil {
+					if err := u.discard(old); err != nil {
+						return commit.Result{}, fmt.Errorf("%s: %w", u.op, err)
+					}
 				}
-			}
-			m, err := u.merge(ctx, tbl, k)
-			if err != nil {
-				if m != nil {
-					err = errors.Join(err, u.discard(m))
+				m, err := u.merge(ctx, tbl, k)
+				if err != nil {
+					if m != nil {
+						err = errors.Join(err, u.discard(m))
+					}
+					return commit.Result{}, fmt.Errorf("%s: merge %s: %w", u.op, keyName(k), err)
 				}
-				return commit.Result{}, errors.Join(fmt.Errorf("%s: merge %s: %w", u.op, keyName(k), err), removeAll())
+				parts[k] = m
 			}
-			parts[k] = m
-		}
-		req := u.request(ctx, tbl, keys, parts)
-		req.Policy.Attempts, req.Spent = pol.Attempts, attempts
-		u.w.commitTurn.lock()
-		result, err := snapshotcommit.Replace(ctx, u.w.cat, req)
-		u.w.commitTurn.unlock()
-		attempts = max(result.Attempts, attempts+1) // the total: Spent counted on
-		result.Attempts = attempts
-		var moved *baseMovedError
-		switch {
-		case err == nil:
-			return u.done(ctx, result, parts)
-		case errors.As(err, &moved) && attempts < pol.Attempts:
-			if tbl, err = u.w.head(ctx); err != nil {
-				return result, errors.Join(fmt.Errorf("%s: %w", u.op, err), removeAll())
+			req := u.request(ctx, tbl, keys, parts)
+			req.Policy.Attempts, req.Spent = budget, spent
+			u.w.commitTurn.lock()
+			defer u.w.commitTurn.unlock()
+			return snapshotcommit.Replace(ctx, u.w.cat, req)
+		},
+		moved: func(err error) bool {
+			var moved *baseMovedError
+			if errors.As(err, &moved) {
+				stale = moved.keys
+				return true
 			}
-			if tbl.Schema().ID != u.schemaID || tbl.Metadata().DefaultPartitionSpec() != u.spec.ID() {
-				return result, errors.Join(fmt.Errorf("%s: %w: schema or partition spec changed while merging", u.op, commit.ErrTableChanged), removeAll())
-			}
-			stale = moved.keys
-			continue
-		case errors.As(err, &moved):
-			return result, errors.Join(fmt.Errorf("%s: %w after %d attempts: %v", u.op, commit.ErrConflict, attempts, err), removeAll())
-		}
-		var unknown *commit.UnknownOutcomeError
-		if errors.As(err, &unknown) {
-			return result, err // the files may be live: leave them to orphan cleanup
-		}
-		return result, errors.Join(err, removeAll())
+			return false
+		},
+		again: func() (err error) {
+			tbl, err = u.w.rebase(ctx, u.op, u.schemaID, u.spec.ID(), "merging")
+			return err
+		},
+	})
+	var unknown *commit.UnknownOutcomeError
+	switch {
+	case err == nil:
+		return u.done(ctx, result, parts)
+	case errors.As(err, &unknown):
+		return result, err // the files may be live: leave them to orphan cleanup
 	}
+	return result, errors.Join(err, removeAll())
 }
 
 // request is the commit of the merged partitions, with a Verify that

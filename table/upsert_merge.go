@@ -3,13 +3,11 @@ package table
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/internal/fingerprint"
@@ -26,41 +24,6 @@ type merged struct {
 	part snapshotcommit.Part
 	base []string // sorted paths of the files merged from
 	st   *stager
-}
-
-// partitionFiles returns the scan tasks of the current-spec data files of
-// partition k in tbl's current snapshot.
-func partitionFiles(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k partition.Key) ([]icetable.FileScanTask, error) {
-	if tbl.CurrentSnapshot() == nil {
-		return nil, nil
-	}
-	tasks, err := tbl.Scan(icetable.WithRowFilter(spec.Filter(k))).PlanFiles(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []icetable.FileScanTask
-	for _, t := range tasks {
-		if t.File.SpecID() != int32(spec.ID()) {
-			continue // older-spec files: the commit refuses them (no OldSpec)
-		}
-		fk, err := spec.KeyFromValues(t.File.Partition())
-		if err != nil {
-			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
-		}
-		if fk == k {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-func paths(files []iceberg.DataFile) []string {
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = f.FilePath()
-	}
-	slices.Sort(out)
-	return out
 }
 
 // mergeUpsert writes the new content of partition k: the rows it holds in
@@ -287,9 +250,6 @@ func (c *changes) pick(ctx context.Context, k partition.Key, want map[string]fin
 		return add(out)
 	})
 }
-
-// mergeBatchRows is the Arrow batch size a partition is read with.
-const mergeBatchRows = 16 * 1024
 
 // rewriteRowGroupRows caps the row groups of a partition Upsert rewrites
 // when the table sets no write.parquet.row-group-limit (iceberg-go's
