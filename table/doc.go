@@ -33,6 +33,16 @@
 // the same partitions since, unless [WithForce]). [Writer.DropBranch]
 // removes the branch.
 //
+// # Options
+//
+// [Open] takes functional [Option]s; it validates each one and returns an
+// error for a bad value, never rewriting it. Every option lives in a file
+// named options*.go: options.go holds those of the writer as a whole (run
+// id, code version, retry policy, unknown fields, parallel writes), and
+// options_<concept>.go those of the one concept each configures, with the
+// types it takes (branch, commit lock, contract, upsert order, write mode,
+// compaction policy, observability). Each option's doc says its default.
+//
 // # Caveats
 //
 //   - A partition that holds row-level delete files (merge-on-read

@@ -36,8 +36,8 @@ type config struct {
 	// upsertNewerOnly: Upsert compares with the stored rows' order
 	// (options_upsert.go).
 	upsertNewerOnly bool
-	writeMode       WriteMode      // mor_mode.go
-	compact         *CompactPolicy // compact_policy.go; nil: DefaultCompactPolicy
+	writeMode       WriteMode      // options_mode.go
+	compact         *CompactPolicy // options_compact.go; nil: DefaultCompactPolicy
 	contract        *schema.Contract
 	branch          string // options_branch.go; "" is main
 	force           bool

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
-	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/schema"
 )
@@ -214,127 +211,4 @@ type upsert struct {
 	// committed since the comparison (stored, or plan) that may hold an
 	// input key fails it with errDecidedOnOldState.
 	guard *keyGuard
-}
-
-// baseMovedError says that partitions changed since they were merged.
-type baseMovedError struct{ keys []partition.Key }
-
-func (e *baseMovedError) Error() string {
-	return fmt.Sprintf("partitions changed since they were read: %s", keyNames(e.keys))
-}
-
-// run merges every touched partition and commits, merging again the
-// partitions another writer changed in between.
-func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, error) {
-	keys := u.keys()
-	if len(keys) == 0 {
-		r := commit.Result{Unchanged: true}
-		if s := tbl.CurrentSnapshot(); s != nil {
-			r.SnapshotID = s.SnapshotID
-		}
-		return r, nil
-	}
-	parts := make(map[partition.Key]*merged, len(keys))
-	removeAll := func() error {
-		var errs []error
-		for _, m := range parts {
-			errs = append(errs, u.discard(m))
-		}
-		return errors.Join(errs...)
-	}
-	stale := keys
-	result, err := u.w.replan(replan{
-		op: u.op,
-		round: func(budget, spent int) (commit.Result, error) {
-			for _, k := range stale {
-				if old := parts[k]; old != nil {
-					if err := u.discard(old); err != nil {
-						return commit.Result{}, fmt.Errorf("%s: %w", u.op, err)
-					}
-				}
-				m, err := u.merge(ctx, tbl, k)
-				if err != nil {
-					if m != nil {
-						err = errors.Join(err, u.discard(m))
-					}
-					return commit.Result{}, fmt.Errorf("%s: merge %s: %w", u.op, keyName(k), err)
-				}
-				parts[k] = m
-			}
-			req := u.request(ctx, tbl, keys, parts)
-			req.Policy.Attempts, req.Spent = budget, spent
-			u.w.commitTurn.lock()
-			defer u.w.commitTurn.unlock()
-			return snapshotcommit.Replace(ctx, u.w.cat, req)
-		},
-		moved: func(err error) bool {
-			var moved *baseMovedError
-			if errors.As(err, &moved) {
-				stale = moved.keys
-				return true
-			}
-			return false
-		},
-		again: func() (err error) {
-			tbl, err = u.w.rebase(ctx, u.op, u.schemaID, u.spec.ID(), "merging")
-			return err
-		},
-	})
-	var unknown *commit.UnknownOutcomeError
-	switch {
-	case err == nil:
-		return u.done(ctx, result, parts)
-	case errors.As(err, &unknown):
-		return result, err // the files may be live: leave them to orphan cleanup
-	}
-	return result, errors.Join(err, removeAll())
-}
-
-// request is the commit of the merged partitions, with a Verify that
-// fails when the guard does or a partition no longer holds the files it
-// was merged from.
-func (u *upsert) request(ctx context.Context, tbl *icetable.Table, keys []partition.Key, parts map[partition.Key]*merged) snapshotcommit.Request {
-	var ps []snapshotcommit.Part
-	for _, k := range keys {
-		ps = append(ps, parts[k].part)
-	}
-	req := u.w.request(u.op, tbl, u.spec, ps)
-	req.Verify = func(base *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {
-		if err := u.guard.check(ctx, base); err != nil {
-			return err
-		}
-		var moved []partition.Key
-		for _, k := range keys {
-			if !slices.Equal(paths(files[k]), parts[k].base) {
-				moved = append(moved, k)
-			}
-		}
-		if len(moved) > 0 {
-			return &baseMovedError{keys: moved}
-		}
-		return nil
-	}
-	return req
-}
-
-// done finishes a committed upsert: unchanged partitions' staged files are
-// removed, and the writer's table state refreshed.
-func (u *upsert) done(ctx context.Context, result commit.Result, parts map[partition.Key]*merged) (commit.Result, error) {
-	if result.Unchanged {
-		var errs []error
-		for _, m := range parts {
-			errs = append(errs, u.discard(m))
-		}
-		if err := errors.Join(errs...); err != nil {
-			return result, fmt.Errorf("%s: unchanged, but removing the new files failed: %w", u.op, err)
-		}
-	}
-	_, _ = u.w.refresh(context.WithoutCancel(ctx)) // committed; the cached state is only a hint
-	return result, nil
-}
-
-// discard removes the staged files of m.
-func (u *upsert) discard(m *merged) error {
-	files, _ := m.st.finish()
-	return m.st.remove(files)
 }

@@ -2,14 +2,18 @@ package table
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
 	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
@@ -197,60 +201,6 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 	return nil
 }
 
-// addChanged passes the winning input rows of partition k to add, each
-// key once.
-func (u *upsert) addChanged(ctx context.Context, k partition.Key, win map[string]fingerprint.Hash, add func(arrow.RecordBatch) error) error {
-	return u.chg.pick(ctx, k, win, make(map[string]bool, len(win)), add)
-}
-
-// pick passes the spilled input rows of partition k whose key is in want
-// with the hash want gives it to add, each key once (emitted: the keys
-// passed before, updated).
-func (c *changes) pick(ctx context.Context, k partition.Key, want map[string]fingerprint.Hash, emitted map[string]bool, add func(arrow.RecordBatch) error) error {
-	enc, err := recordid.NewEncoder(c.keyColumns...)
-	if err != nil {
-		return err
-	}
-	var buf []byte
-	var (
-		rows   fingerprint.Hasher
-		hashes []fingerprint.Hash
-	)
-	return c.each(ctx, k, func(rec arrow.RecordBatch) error {
-		if err := enc.Bind(rec); err != nil {
-			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
-		}
-		hashes = rows.Hashes(rec, hashes)
-		n, kept := int(rec.NumRows()), 0
-		mask := make([]bool, n)
-		for row := range n {
-			buf = enc.Append(buf[:0], row)
-			if h, ok := want[string(buf)]; ok && h == hashes[row] && !emitted[string(buf)] {
-				emitted[string(buf)] = true
-				mask[row] = true
-				kept++
-			}
-		}
-		if kept == n {
-			rec.Retain()
-			return add(rec)
-		}
-		if kept == 0 {
-			return nil
-		}
-		b := array.NewBooleanBuilder(memory.DefaultAllocator)
-		b.AppendValues(mask, nil)
-		arr := b.NewBooleanArray()
-		b.Release()
-		out, err := compute.FilterRecordBatch(ctx, rec, arr, compute.DefaultFilterOptions())
-		arr.Release()
-		if err != nil {
-			return err
-		}
-		return add(out)
-	})
-}
-
 // rewriteRowGroupRows caps the row groups of a partition Upsert rewrites
 // when the table sets no write.parquet.row-group-limit (iceberg-go's
 // default is 1,048,576 rows). An upsert decodes the partition's current
@@ -259,3 +209,126 @@ func (c *changes) pick(ctx context.Context, k partition.Key, want map[string]fin
 // partition (1M rows: about 130 MB against 136 to 153 MB), for about 6%
 // more time. DuckDB writes row groups of about this size.
 const rewriteRowGroupRows = 128 << 10
+
+// baseMovedError says that partitions changed since they were merged.
+type baseMovedError struct{ keys []partition.Key }
+
+func (e *baseMovedError) Error() string {
+	return fmt.Sprintf("partitions changed since they were read: %s", keyNames(e.keys))
+}
+
+// run merges every touched partition and commits, merging again the
+// partitions another writer changed in between.
+func (u *upsert) run(ctx context.Context, tbl *icetable.Table) (commit.Result, error) {
+	keys := u.keys()
+	if len(keys) == 0 {
+		r := commit.Result{Unchanged: true}
+		if s := tbl.CurrentSnapshot(); s != nil {
+			r.SnapshotID = s.SnapshotID
+		}
+		return r, nil
+	}
+	parts := make(map[partition.Key]*merged, len(keys))
+	removeAll := func() error {
+		var errs []error
+		for _, m := range parts {
+			errs = append(errs, u.discard(m))
+		}
+		return errors.Join(errs...)
+	}
+	stale := keys
+	result, err := u.w.replan(replan{
+		op: u.op,
+		round: func(budget, spent int) (commit.Result, error) {
+			for _, k := range stale {
+				if old := parts[k]; old != nil {
+					if err := u.discard(old); err != nil {
+						return commit.Result{}, fmt.Errorf("%s: %w", u.op, err)
+					}
+				}
+				m, err := u.merge(ctx, tbl, k)
+				if err != nil {
+					if m != nil {
+						err = errors.Join(err, u.discard(m))
+					}
+					return commit.Result{}, fmt.Errorf("%s: merge %s: %w", u.op, keyName(k), err)
+				}
+				parts[k] = m
+			}
+			req := u.request(ctx, tbl, keys, parts)
+			req.Policy.Attempts, req.Spent = budget, spent
+			u.w.commitTurn.lock()
+			defer u.w.commitTurn.unlock()
+			return snapshotcommit.Replace(ctx, u.w.cat, req)
+		},
+		moved: func(err error) bool {
+			var moved *baseMovedError
+			if errors.As(err, &moved) {
+				stale = moved.keys
+				return true
+			}
+			return false
+		},
+		again: func() (err error) {
+			tbl, err = u.w.rebase(ctx, u.op, u.schemaID, u.spec.ID(), "merging")
+			return err
+		},
+	})
+	var unknown *commit.UnknownOutcomeError
+	switch {
+	case err == nil:
+		return u.done(ctx, result, parts)
+	case errors.As(err, &unknown):
+		return result, err // the files may be live: leave them to orphan cleanup
+	}
+	return result, errors.Join(err, removeAll())
+}
+
+// request is the commit of the merged partitions, with a Verify that
+// fails when the guard does or a partition no longer holds the files it
+// was merged from.
+func (u *upsert) request(ctx context.Context, tbl *icetable.Table, keys []partition.Key, parts map[partition.Key]*merged) snapshotcommit.Request {
+	var ps []snapshotcommit.Part
+	for _, k := range keys {
+		ps = append(ps, parts[k].part)
+	}
+	req := u.w.request(u.op, tbl, u.spec, ps)
+	req.Verify = func(base *icetable.Table, files map[partition.Key][]iceberg.DataFile) error {
+		if err := u.guard.check(ctx, base); err != nil {
+			return err
+		}
+		var moved []partition.Key
+		for _, k := range keys {
+			if !slices.Equal(paths(files[k]), parts[k].base) {
+				moved = append(moved, k)
+			}
+		}
+		if len(moved) > 0 {
+			return &baseMovedError{keys: moved}
+		}
+		return nil
+	}
+	return req
+}
+
+// done finishes a committed upsert: unchanged partitions' staged files are
+// removed, and the writer's table state refreshed.
+func (u *upsert) done(ctx context.Context, result commit.Result, parts map[partition.Key]*merged) (commit.Result, error) {
+	if result.Unchanged {
+		var errs []error
+		for _, m := range parts {
+			errs = append(errs, u.discard(m))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return result, fmt.Errorf("%s: unchanged, but removing the new files failed: %w", u.op, err)
+		}
+	}
+	_, _ = u.w.refresh(context.WithoutCancel(ctx)) // committed; the cached state is only a hint
+	return result, nil
+}
+
+// discard removes the staged files of m.
+func (u *upsert) discard(m *merged) error {
+	files, _ := m.st.finish()
+	return m.st.remove(files)
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 
@@ -247,4 +249,58 @@ func keyText(rec arrow.RecordBatch, keyColumns []string, row int) string {
 		}
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// addChanged passes the winning input rows of partition k to add, each
+// key once.
+func (u *upsert) addChanged(ctx context.Context, k partition.Key, win map[string]fingerprint.Hash, add func(arrow.RecordBatch) error) error {
+	return u.chg.pick(ctx, k, win, make(map[string]bool, len(win)), add)
+}
+
+// pick passes the spilled input rows of partition k whose key is in want
+// with the hash want gives it to add, each key once (emitted: the keys
+// passed before, updated).
+func (c *changes) pick(ctx context.Context, k partition.Key, want map[string]fingerprint.Hash, emitted map[string]bool, add func(arrow.RecordBatch) error) error {
+	enc, err := recordid.NewEncoder(c.keyColumns...)
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	var (
+		rows   fingerprint.Hasher
+		hashes []fingerprint.Hash
+	)
+	return c.each(ctx, k, func(rec arrow.RecordBatch) error {
+		if err := enc.Bind(rec); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+		}
+		hashes = rows.Hashes(rec, hashes)
+		n, kept := int(rec.NumRows()), 0
+		mask := make([]bool, n)
+		for row := range n {
+			buf = enc.Append(buf[:0], row)
+			if h, ok := want[string(buf)]; ok && h == hashes[row] && !emitted[string(buf)] {
+				emitted[string(buf)] = true
+				mask[row] = true
+				kept++
+			}
+		}
+		if kept == n {
+			rec.Retain()
+			return add(rec)
+		}
+		if kept == 0 {
+			return nil
+		}
+		b := array.NewBooleanBuilder(memory.DefaultAllocator)
+		b.AppendValues(mask, nil)
+		arr := b.NewBooleanArray()
+		b.Release()
+		out, err := compute.FilterRecordBatch(ctx, rec, arr, compute.DefaultFilterOptions())
+		arr.Release()
+		if err != nil {
+			return err
+		}
+		return add(out)
+	})
 }
