@@ -16,6 +16,7 @@ import (
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/internal/rowdelete"
 	"github.com/icerun/icerun/internal/writeprops"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/recordid"
@@ -146,14 +147,14 @@ func (w *Writer) deleteTarget(ctx context.Context, op string, part partition.Key
 // commitDelete commits the delete plan makes of partition part.
 func (w *Writer) commitDelete(ctx context.Context, op string, tbl *icetable.Table, spec *partition.Spec, part partition.Key, plan deltaPlanner) (commit.Result, error) {
 	res, err := commitDeltas(ctx, w, op, tbl, spec, []partition.Key{part}, plan, nil)
-	if errors.Is(err, errEqualityDeletes) {
+	if errors.Is(err, rowdelete.ErrEqualityDeletes) {
 		return res, fmt.Errorf("%w: %w", commit.ErrUnsupported, err)
 	}
 	return res, err
 }
 
 // planDelete plans the delete files of the rows m picks in partition k.
-func planDelete(ctx context.Context, w *Writer, tbl *icetable.Table, spec *partition.Spec, k partition.Key, m rowMatcher, fp string) (*rowDelta, error) {
+func planDelete(ctx context.Context, w *Writer, tbl *icetable.Table, spec *partition.Spec, k partition.Key, m rowdelete.Matcher, fp string) (*rowDelta, error) {
 	base, tasks, held, err := w.deltaBase(ctx, tbl, spec, k, fp)
 	if held || err != nil {
 		return nil, err
@@ -236,11 +237,11 @@ func newFilterMatcher(tbl *icetable.Table, bound iceberg.BooleanExpression) (*fi
 	}, nil
 }
 
-func (m *filterMatcher) readSchema() *iceberg.Schema { return m.schema }
+func (m *filterMatcher) ReadSchema() *iceberg.Schema { return m.schema }
 
-func (m *filterMatcher) mayHold(iceberg.DataFile) bool { return true }
+func (m *filterMatcher) MayHold(iceberg.DataFile) bool { return true }
 
-func (m *filterMatcher) match(ctx context.Context, rec arrow.RecordBatch, hit func(row int, key []byte)) error {
+func (m *filterMatcher) Match(ctx context.Context, rec arrow.RecordBatch, hit func(row int, key []byte)) error {
 	d, err := m.eval(m.ctx(ctx), rec)
 	if err != nil {
 		return err
@@ -281,7 +282,7 @@ func fingerprintText(s string) string {
 
 // fork returns a matcher of its own converted expression: nothing is
 // shared between the goroutines that evaluate them.
-func (m *filterMatcher) fork() rowMatcher {
+func (m *filterMatcher) Fork() rowdelete.Matcher {
 	f, err := newFilterMatcher(m.tbl, m.bound)
 	if err != nil {
 		return m // converted once already: cannot fail

@@ -15,6 +15,7 @@ import (
 
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/fingerprint"
+	"github.com/icerun/icerun/internal/rowdelete"
 	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 )
@@ -22,8 +23,8 @@ import (
 // rowDelta is one partition's merge-on-read change, its files staged.
 type rowDelta struct {
 	delta snapshotcommit.Delta
-	st    *stager       // the new rows' data files; nil when none
-	dw    *deleteWriter // the delete files; nil when none
+	st    *stager           // the new rows' data files; nil when none
+	dw    *rowdelete.Writer // the delete files; nil when none
 	// rowIDs are the current _row_id of the deleted rows, by encoded key:
 	// the ids their replacements keep. Nil when the rows have no lineage
 	// to keep (below v3).
@@ -38,7 +39,7 @@ func (d *rowDelta) discard() error {
 		errs = append(errs, d.st.remove(files), d.st.removeUnlisted(files))
 	}
 	if d.dw != nil {
-		errs = append(errs, d.dw.remove())
+		errs = append(errs, d.dw.Remove())
 	}
 	return errors.Join(errs...)
 }
@@ -89,8 +90,8 @@ func (w *Writer) deltaBase(ctx context.Context, tbl *icetable.Table, spec *parti
 // in tasks, its data files in the state whose files are base. With
 // rowIDs, and row lineage on the table, it also reads the picked rows'
 // _row_id (rowDelta.rowIDs).
-func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k partition.Key, base []iceberg.DataFile, tasks []icetable.FileScanTask, m rowMatcher, fp string, rowIDs bool) (*rowDelta, error) {
-	loc, err := newLocator(ctx, tbl, m)
+func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, k partition.Key, base []iceberg.DataFile, tasks []icetable.FileScanTask, m rowdelete.Matcher, fp string, rowIDs bool) (*rowDelta, error) {
+	loc, err := rowdelete.NewLocator(ctx, tbl, m, mergeBatchRows)
 	if err != nil {
 		return nil, err
 	}
@@ -100,18 +101,18 @@ func locateWith(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 			return nil, err
 		}
 		if lineage {
-			loc.rowIDs = map[string]int64{}
+			loc.KeepRowIDs(explicitRowIDs)
 		}
 	}
-	found, err := loc.locate(ctx, tasks)
+	found, err := loc.Locate(ctx, tasks)
 	if err != nil {
 		return nil, err
 	}
-	d := &rowDelta{delta: snapshotcommit.Delta{Key: k, Base: base, Fingerprint: fp}, rowIDs: loc.rowIDs}
+	d := &rowDelta{delta: snapshotcommit.Delta{Key: k, Base: base, Fingerprint: fp}, rowIDs: loc.RowIDs()}
 	if d.dw, err = newDeleteWriter(ctx, tbl, spec, k); err != nil {
 		return d, err
 	}
-	d.delta.Deletes, d.delta.Superseded, d.delta.DeletedRows, err = d.dw.write(ctx, found)
+	d.delta.Deletes, d.delta.Superseded, d.delta.DeletedRows, err = d.dw.Write(ctx, found)
 	return d, err
 }
 
@@ -223,4 +224,17 @@ func changeFingerprint(kind string, keyColumns []string, rows map[string]fingerp
 		h.Write(v[:])
 	}
 	return kind + ":" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// newDeleteWriter returns the writer of partition key's delete files.
+func newDeleteWriter(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, key partition.Key) (*rowdelete.Writer, error) {
+	values, err := spec.Values(key)
+	if err != nil {
+		return nil, err
+	}
+	folder := ""
+	if !tbl.Spec().IsUnpartitioned() {
+		folder = partitionPath(tbl, values)
+	}
+	return rowdelete.NewWriter(ctx, tbl, values, folder)
 }

@@ -124,29 +124,6 @@ func carriedLineage(n int, id func(row int) (int64, bool)) (rowID, seq arrow.Arr
 	return ids.NewArray(), nulls.NewArray()
 }
 
-// mayHoldRowIDs reports whether data file f (of a table of schema sc)
-// may hold explicit _row_id values: false when its metrics show that it
-// has no such column (value counts of every top-level primitive column
-// of the table, none of it) or that every value is null; then every
-// row's id is inherited and need not be read.
-func mayHoldRowIDs(sc *iceberg.Schema, f iceberg.DataFile) bool {
-	counts := f.ValueCounts()
-	n, ok := counts[iceberg.RowIDFieldID]
-	if ok {
-		nulls, ok := f.NullValueCounts()[iceberg.RowIDFieldID]
-		return !ok || nulls < n
-	}
-	for _, fld := range sc.Fields() {
-		if _, primitive := fld.Type.(iceberg.PrimitiveType); !primitive {
-			continue
-		}
-		if _, ok := counts[fld.ID]; !ok {
-			return true // metrics not kept for every column: the file has to tell
-		}
-	}
-	return false
-}
-
 // hasLineage reports whether the rows of tasks have row lineage to keep: a
 // v3 table whose every file has a first_row_id and a data sequence number
 // (a file of a table upgraded to v3 that no snapshot assigned ids to has

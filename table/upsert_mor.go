@@ -8,6 +8,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/rowdelete"
 	"github.com/icerun/icerun/partition"
 )
 
@@ -17,7 +18,7 @@ import (
 // makes the whole upsert copy-on-write.
 func (u *upsert) runMOR(ctx context.Context, tbl *icetable.Table) (commit.Result, error) {
 	res, err := commitDeltas(ctx, u.w, u.op, tbl, u.spec, u.keys(), u.planDelta, u.guard.check)
-	if errors.Is(err, errEqualityDeletes) {
+	if errors.Is(err, rowdelete.ErrEqualityDeletes) {
 		return u.run(ctx, tbl)
 	}
 	return res, err

@@ -1,4 +1,4 @@
-package table
+package rowdelete
 
 import (
 	"context"
@@ -18,17 +18,16 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 
-	"github.com/icerun/icerun/recordid"
 	"github.com/icerun/icerun/schema"
 )
 
-// errEqualityDeletes says that a partition has equality delete files:
+// ErrEqualityDeletes says that a partition has equality delete files:
 // positions alone do not say which of its rows are live, so a
 // merge-on-read change of it is written copy-on-write instead.
-var errEqualityDeletes = errors.New("partition has equality deletes")
+var ErrEqualityDeletes = errors.New("partition has equality deletes")
 
-// located are the live rows of one data file that a change removes.
-type located struct {
+// Located are the live rows of one data file that a change removes.
+type Located struct {
 	task     icetable.FileScanTask
 	existing *dv.RoaringPositionBitmap // positions deleted before (its vector and position deletes)
 	hit      []int64                   // live positions whose key the change holds, ascending
@@ -41,130 +40,78 @@ type located struct {
 	carried *dv.RoaringPositionBitmap
 }
 
-// rowMatcher picks the rows a change deletes from a batch of a data
+// Matcher picks the rows a change deletes from a batch of a data
 // file's rows (the matcher's columns, resolved to readSchema).
-type rowMatcher interface {
-	readSchema() *iceberg.Schema
+type Matcher interface {
+	ReadSchema() *iceberg.Schema
 	// mayHold reports whether data file f may hold a row it picks (false
 	// skips the file unread).
-	mayHold(f iceberg.DataFile) bool
+	MayHold(f iceberg.DataFile) bool
 	// match calls hit with each row of rec it picks, and the row's
 	// encoded key when the matcher picks by key (else nil; hit must not
 	// keep it).
-	match(ctx context.Context, rec arrow.RecordBatch, hit func(row int, key []byte)) error
+	Match(ctx context.Context, rec arrow.RecordBatch, hit func(row int, key []byte)) error
 	// fork returns a matcher that picks the same rows and may run on
 	// another goroutine beside this one.
-	fork() rowMatcher
+	Fork() Matcher
 }
 
-// keyMatcher picks the rows whose encoded key is in keys. With a
-// keyRange (the keys' first column values) it skips the data files whose
-// bounds on that column hold none of them.
-type keyMatcher struct {
-	schema *iceberg.Schema // the key columns
-	enc    *recordid.Encoder
-	keys   map[string]struct{}
-	filter *keyFilter // keys, to turn most other rows away without a lookup
-	// firstInts, when not nil, holds the first key column's values of
-	// every key (from rng, when that column is an integer, date, time or
-	// timestamp): a row whose value it turns away is not encoded at all.
-	firstInts *keyFilter
-	buf       []byte
-	rng       *keyRange // nil: every file is read
-	first     int       // field id of the first key column
-}
-
-func newKeyMatcher(tbl *icetable.Table, keyColumns []string, keys map[string]struct{}, rng *keyRange) (*keyMatcher, error) {
-	ks, err := tbl.Schema().Select(true, keyColumns...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
-	}
-	enc, err := recordid.NewEncoder(keyColumns...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
-	}
-	m := &keyMatcher{schema: ks, enc: enc, keys: keys, filter: newKeyFilter(keys)}
-	if f, ok := tbl.Schema().FindFieldByName(keyColumns[0]); ok && rng.prunes() {
-		m.rng, m.first = rng, f.ID
-		if len(rng.ints) > 0 {
-			m.firstInts = newIntFilter(rng.ints)
-		}
-	}
-	return m, nil
-}
-
-func (m *keyMatcher) readSchema() *iceberg.Schema { return m.schema }
-
-func (m *keyMatcher) fork() rowMatcher {
-	enc, _ := recordid.NewEncoder(m.enc.Columns()...) // the same columns: cannot fail
-	return &keyMatcher{schema: m.schema, enc: enc, keys: m.keys, filter: m.filter, firstInts: m.firstInts, rng: m.rng, first: m.first}
-}
-
-func (m *keyMatcher) mayHold(f iceberg.DataFile) bool {
-	return m.rng == nil || m.rng.mayHold(f, m.first)
-}
-
-func (m *keyMatcher) match(_ context.Context, rec arrow.RecordBatch, hit func(row int, key []byte)) error {
-	if err := m.enc.Bind(rec); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
-	}
-	var first func(int) int64
-	if m.firstInts != nil {
-		if idx := rec.Schema().FieldIndices(m.rng.column); len(idx) == 1 {
-			first = intValues(rec.Column(idx[0]))
-		}
-	}
-	for row := range int(rec.NumRows()) {
-		if first != nil && !m.firstInts.mayHoldInt(first(row)) {
-			continue
-		}
-		m.buf = m.enc.Append(m.buf[:0], row)
-		if !m.filter.mayHold(m.buf) {
-			continue
-		}
-		if _, ok := m.keys[string(m.buf)]; ok {
-			hit(row, m.buf)
-		}
-	}
-	return nil
-}
-
-// locator finds the positions of the rows a rowMatcher picks in a
+// locator finds the positions of the rows a Matcher picks in a
 // partition's data files, reading only the matcher's columns, every row
 // in file order, and skipping the positions the files' delete files
 // already delete.
-type locator struct {
+type Locator struct {
 	tbl        *icetable.Table
 	fsys       iceio.IO
-	m          rowMatcher
+	m          Matcher
+	batchRows  int
 	mu         sync.Mutex                    // guards posDeletes
 	posDeletes map[string]map[string][]int64 // position delete file -> data file -> positions
 	// rowIDs, when not nil, gets the current _row_id of each live row the
 	// matcher picks by key, by encoded key (the first found when a key has
-	// several): the id the row's replacement keeps (rowlineage.go).
+	// several): the id the row's replacement keeps.
 	rowIDs map[string]int64
+	// explicitIDs reads the _row_id column of a batch scanned with it
+	// selected (see KeepRowIDs).
+	explicitIDs func(arrow.RecordBatch) (*array.Int64, error)
 }
 
-func newLocator(ctx context.Context, tbl *icetable.Table, m rowMatcher) (*locator, error) {
+// NewLocator returns a Locator of the rows m picks in tbl's data files,
+// read in Arrow batches of batchRows rows.
+func NewLocator(ctx context.Context, tbl *icetable.Table, m Matcher, batchRows int) (*Locator, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &locator{tbl: tbl, fsys: fsys, m: m, posDeletes: map[string]map[string][]int64{}}, nil
+	return &Locator{tbl: tbl, fsys: fsys, m: m, batchRows: batchRows, posDeletes: map[string]map[string][]int64{}}, nil
 }
 
-// locate returns, for each of tasks (the data files of one partition),
+// KeepRowIDs makes [Locator.Locate] note the current _row_id of each live
+// row the matcher picks by key ([Locator.RowIDs]): explicit reads the
+// file's own _row_id values of a batch scanned with that column selected
+// and no first_row_id (null where the id is inherited); an inherited id
+// is the file's first_row_id plus the row's position.
+func (l *Locator) KeepRowIDs(explicit func(arrow.RecordBatch) (*array.Int64, error)) {
+	l.rowIDs, l.explicitIDs = map[string]int64{}, explicit
+}
+
+// RowIDs are the _row_id values Locate noted, by encoded key (nil unless
+// [Locator.KeepRowIDs]): the first found in task order when a key has
+// several rows.
+func (l *Locator) RowIDs() map[string]int64 { return l.rowIDs }
+
+// Locate returns, for each of tasks (the data files of one partition),
 // the live positions its matcher picks. Files without a hit are left out.
 // Files are read in parallel, up to GOMAXPROCS at a time (each file
 // reads on one goroutine); the result is the same as reading them one
 // after the other in task order.
-func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask) ([]located, error) {
+func (l *Locator) Locate(ctx context.Context, tasks []icetable.FileScanTask) ([]Located, error) {
 	var todo []int
 	for i, t := range tasks {
 		if len(t.EqualityDeleteFiles) > 0 {
-			return nil, errEqualityDeletes
+			return nil, ErrEqualityDeletes
 		}
-		if l.m.mayHold(t.File) {
+		if l.m.MayHold(t.File) {
 			todo = append(todo, i)
 		}
 	}
@@ -184,7 +131,7 @@ func (l *locator) locate(ctx context.Context, tasks []icetable.FileScanTask) ([]
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(len(todo), runtime.GOMAXPROCS(0)) {
-		m := l.m.fork()
+		m := l.m.Fork()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -229,7 +176,7 @@ feed:
 	if first != nil {
 		return nil, first
 	}
-	var out []located
+	var out []Located
 	for _, i := range todo {
 		r := res[i]
 		for key, id := range r.rowIDs {
@@ -238,7 +185,7 @@ feed:
 			}
 		}
 		if len(r.hit) > 0 {
-			out = append(out, located{task: tasks[i], existing: r.exist, hit: r.hit, scoped: r.scoped, carried: r.carried})
+			out = append(out, Located{task: tasks[i], existing: r.exist, hit: r.hit, scoped: r.scoped, carried: r.carried})
 		}
 	}
 	return out, nil
@@ -247,7 +194,7 @@ feed:
 // deleted are the positions of t's data file that its delete files
 // delete: its deletion vector and its position delete files; carried are
 // those of its file-scoped position delete files, scoped.
-func (l *locator) deleted(t icetable.FileScanTask) (existing, carried *dv.RoaringPositionBitmap, scoped []iceberg.DataFile, err error) {
+func (l *Locator) deleted(t icetable.FileScanTask) (existing, carried *dv.RoaringPositionBitmap, scoped []iceberg.DataFile, err error) {
 	existing, carried = dv.NewRoaringPositionBitmap(), dv.NewRoaringPositionBitmap()
 	for _, f := range slices.Concat(t.DeletionVectorFiles, t.DeleteFiles) {
 		if icetable.IsDeletionVector(f) {
@@ -295,14 +242,14 @@ func fileScoped(f iceberg.DataFile) string {
 
 // positionDeletes reads a position delete file (Parquet: file_path, pos),
 // once per locator.
-func (l *locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error) {
+func (l *Locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if m, ok := l.posDeletes[f.FilePath()]; ok {
 		return m, nil
 	}
 	if f.FileFormat() != iceberg.ParquetFile {
-		return nil, fmt.Errorf("%w: position delete file format %s", errEqualityDeletes, f.FileFormat())
+		return nil, fmt.Errorf("%w: position delete file format %s", ErrEqualityDeletes, f.FileFormat())
 	}
 	in, err := l.fsys.Open(f.FilePath())
 	if err != nil {
@@ -348,10 +295,10 @@ func (l *locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error
 // that the matcher picks; with rowIDs, it also notes their _row_id: read
 // from the file when it may hold explicit ones, else inherited, its
 // first_row_id plus the position.
-func (l *locator) scan(ctx context.Context, m rowMatcher, t icetable.FileScanTask, existing *dv.RoaringPositionBitmap) ([]int64, map[string]int64, error) {
+func (l *Locator) scan(ctx context.Context, m Matcher, t icetable.FileScanTask, existing *dv.RoaringPositionBitmap) ([]int64, map[string]int64, error) {
 	f := t.File
 	task := icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
-	read := m.readSchema()
+	read := m.ReadSchema()
 	names := make([]string, 0, len(read.Fields())+1)
 	for _, fld := range read.Fields() {
 		names = append(names, fld.Name)
@@ -367,7 +314,7 @@ func (l *locator) scan(ctx context.Context, m rowMatcher, t icetable.FileScanTas
 	if readIDs {
 		names = append(names, iceberg.RowIDColumnName)
 	}
-	sc, batches, err := l.tbl.Scan(icetable.WithSelectedFields(names...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).
+	sc, batches, err := l.tbl.Scan(icetable.WithSelectedFields(names...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(l.batchRows)).
 		ReadTasks(ctx, []icetable.FileScanTask{task})
 	if err != nil {
 		return nil, nil, err
@@ -386,7 +333,7 @@ func (l *locator) scan(ctx context.Context, m rowMatcher, t icetable.FileScanTas
 		}
 		var ids *array.Int64
 		if readIDs {
-			if ids, err = explicitRowIDs(raw); err != nil {
+			if ids, err = l.explicitIDs(raw); err != nil {
 				raw.Release()
 				return nil, nil, err
 			}
@@ -398,7 +345,7 @@ func (l *locator) scan(ctx context.Context, m rowMatcher, t icetable.FileScanTas
 			return nil, nil, err
 		}
 		first := pos
-		err = m.match(ctx, rec, func(row int, key []byte) {
+		err = m.Match(ctx, rec, func(row int, key []byte) {
 			p := first + int64(row)
 			if existing.Contains(uint64(p)) {
 				return
@@ -425,4 +372,27 @@ func (l *locator) scan(ctx context.Context, m rowMatcher, t icetable.FileScanTas
 		return nil, nil, fmt.Errorf("read %d rows, the manifest says %d: positions would be wrong", pos, f.Count())
 	}
 	return hit, rowIDs, nil
+}
+
+// mayHoldRowIDs reports whether data file f (of a table of schema sc)
+// may hold explicit _row_id values: false when its metrics show that it
+// has no such column (value counts of every top-level primitive column
+// of the table, none of it) or that every value is null; then every
+// row's id is inherited and need not be read.
+func mayHoldRowIDs(sc *iceberg.Schema, f iceberg.DataFile) bool {
+	counts := f.ValueCounts()
+	n, ok := counts[iceberg.RowIDFieldID]
+	if ok {
+		nulls, ok := f.NullValueCounts()[iceberg.RowIDFieldID]
+		return !ok || nulls < n
+	}
+	for _, fld := range sc.Fields() {
+		if _, primitive := fld.Type.(iceberg.PrimitiveType); !primitive {
+			continue
+		}
+		if _, ok := counts[fld.ID]; !ok {
+			return true // metrics not kept for every column: the file has to tell
+		}
+	}
+	return false
 }

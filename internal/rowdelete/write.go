@@ -1,4 +1,4 @@
-package table
+package rowdelete
 
 import (
 	"context"
@@ -22,8 +22,6 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/google/uuid"
-
-	"github.com/icerun/icerun/partition"
 )
 
 // Field ids of a position delete file's columns (the spec's reserved ids).
@@ -32,13 +30,13 @@ const (
 	posDeletePosID      = 2147483545
 )
 
-// deleteWriter writes the delete files of one partition's row delta:
+// Writer writes the delete files of one partition's row delta:
 // deletion vectors (Puffin, deletion-vector-v1, with iceberg-go's
 // dv.DVWriter) on format v3, file-scoped position delete files (Parquet,
 // one per data file, sorted by position) on v2. iceberg-go v0.7.0 has no public writer of
 // position delete files (its Transaction.Delete writes them internally),
 // so they are written here with arrow-go's pqarrow.
-type deleteWriter struct {
+type Writer struct {
 	tbl     *icetable.Table
 	fsys    iceio.WriteFileIO
 	spec    iceberg.PartitionSpec
@@ -47,7 +45,11 @@ type deleteWriter struct {
 	written []string    // every file created, for removal
 }
 
-func newDeleteWriter(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, key partition.Key) (*deleteWriter, error) {
+// NewWriter returns a Writer of the delete files of one partition of tbl
+// (its current spec): values are the partition's values by partition
+// field id, folder its data folder under the table's data location (""
+// for an unpartitioned table).
+func NewWriter(ctx context.Context, tbl *icetable.Table, values map[int]any, folder string) (*Writer, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, err
@@ -56,20 +58,12 @@ func newDeleteWriter(ctx context.Context, tbl *icetable.Table, spec *partition.S
 	if !ok {
 		return nil, fmt.Errorf("table file IO %T cannot write", fsys)
 	}
-	values, err := spec.Values(key)
-	if err != nil {
-		return nil, err
-	}
-	w := &deleteWriter{tbl: tbl, fsys: wfs, spec: tbl.Spec(), values: values}
-	if !tbl.Spec().IsUnpartitioned() {
-		w.folder = partitionPath(tbl, values)
-	}
-	return w, nil
+	return &Writer{tbl: tbl, fsys: wfs, spec: tbl.Spec(), values: values, folder: folder}, nil
 }
 
 // location is where a new delete file named after a fresh UUID goes: the
 // partition's data folder.
-func (w *deleteWriter) location(ext string) (string, error) {
+func (w *Writer) location(ext string) (string, error) {
 	locs, err := w.tbl.LocationProvider()
 	if err != nil {
 		return "", err
@@ -83,15 +77,15 @@ func (w *deleteWriter) location(ext string) (string, error) {
 	return loc, nil
 }
 
-// write writes the delete files that delete the hits of found. It
+// Write writes the delete files that delete the hits of found. It
 // returns them, the delete files they supersede (deletion vectors, or
 // file-scoped position delete files, whose positions they hold too), and
 // the number of rows they newly delete.
-func (w *deleteWriter) write(ctx context.Context, found []located) (deletes, superseded []iceberg.DataFile, rows int64, err error) {
+func (w *Writer) Write(ctx context.Context, found []Located) (deletes, superseded []iceberg.DataFile, rows int64, err error) {
 	if len(found) == 0 {
 		return nil, nil, 0, nil
 	}
-	slices.SortFunc(found, func(a, b located) int { return strings.Compare(a.task.File.FilePath(), b.task.File.FilePath()) })
+	slices.SortFunc(found, func(a, b Located) int { return strings.Compare(a.task.File.FilePath(), b.task.File.FilePath()) })
 	for _, l := range found {
 		rows += int64(len(l.hit))
 	}
@@ -107,7 +101,7 @@ func (w *deleteWriter) write(ctx context.Context, found []located) (deletes, sup
 // found: its hits and every position deleted before (its old vector and
 // position deletes), so that each data file keeps one vector; the old
 // vectors are superseded.
-func (w *deleteWriter) vectors(ctx context.Context, found []located) (deletes, superseded []iceberg.DataFile, err error) {
+func (w *Writer) vectors(ctx context.Context, found []Located) (deletes, superseded []iceberg.DataFile, err error) {
 	md := w.tbl.Metadata()
 	dw := dv.NewDVWriter(w.fsys, func(id int32) *iceberg.PartitionSpec { return md.PartitionSpecByID(int(id)) })
 	for _, l := range found {
@@ -138,7 +132,7 @@ func (w *deleteWriter) vectors(ctx context.Context, found []located) (deletes, s
 // vector (Java's Spark writes v2 deletes so with file granularity).
 // Position delete files of several data files (other writers') stay:
 // their positions are not repeated.
-func (w *deleteWriter) positionFiles(found []located) (deletes, superseded []iceberg.DataFile, err error) {
+func (w *Writer) positionFiles(found []Located) (deletes, superseded []iceberg.DataFile, err error) {
 	for _, l := range found {
 		pos := l.hit
 		if l.carried != nil && !l.carried.IsEmpty() {
@@ -162,7 +156,7 @@ func (w *deleteWriter) positionFiles(found []located) (deletes, superseded []ice
 
 // positionFile writes a position delete file of the ascending positions
 // pos of data file path.
-func (w *deleteWriter) positionFile(path string, pos []int64) (iceberg.DataFile, error) {
+func (w *Writer) positionFile(path string, pos []int64) (iceberg.DataFile, error) {
 	fieldID := func(id int) arrow.Metadata {
 		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)})
 	}
@@ -202,7 +196,7 @@ func (w *deleteWriter) positionFile(path string, pos []int64) (iceberg.DataFile,
 }
 
 // writeParquet writes rec to a new Parquet file at loc and returns its size.
-func (w *deleteWriter) writeParquet(loc string, rec arrow.RecordBatch) (_ int64, err error) {
+func (w *Writer) writeParquet(loc string, rec arrow.RecordBatch) (_ int64, err error) {
 	out, err := w.fsys.Create(loc)
 	if err != nil {
 		return 0, err
@@ -228,8 +222,8 @@ func (w *deleteWriter) writeParquet(loc string, rec arrow.RecordBatch) (_ int64,
 	return cnt.n, nil
 }
 
-// remove deletes every file the writer created.
-func (w *deleteWriter) remove() error {
+// Remove deletes every file the writer created.
+func (w *Writer) Remove() error {
 	var errs []error
 	for _, p := range w.written {
 		if err := w.fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
