@@ -14,7 +14,9 @@ import (
 // (internal/snapshotcommit), which knows commit and partition but not
 // table or schema; table is the facade the higher layers (backfill,
 // reruntest, cleanup, faults, the commands and examples) build on, never
-// the other way round. sink and sink/decode (the message decoders, which
+// the other way round; internal/rowdelete (merge-on-read row location and
+// delete files, under table) knows schema but not partition, commit or the
+// engine. sink and sink/decode (the message decoders, which
 // build on sink) link no Kafka client: only sink/kafka does.
 func TestImportGraph(t *testing.T) {
 	above := []string{"table", "backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"}
@@ -24,7 +26,10 @@ func TestImportGraph(t *testing.T) {
 		"commit":                  append([]string{"schema", "recordid", "internal/snapshotcommit"}, above...),
 		"internal/snapshotcommit": append([]string{"schema", "recordid"}, above...),
 		"recordid":                append([]string{"partition", "schema", "commit", "internal/snapshotcommit"}, above...),
-		"table":                   {"backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"},
+		// Locating rows and writing delete files knows schema only: the
+		// commit of what it writes is table's.
+		"internal/rowdelete": append([]string{"partition", "commit", "internal/snapshotcommit", "recordid"}, above...),
+		"table":              {"backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"},
 		// The sink is source-agnostic: no Kafka client, no command.
 		"sink": {"sink/kafka", "sink/decode", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"},
 		// The decoders read message values from any source.
