@@ -148,7 +148,7 @@ func (w *Writer) applyChanges(ctx context.Context, op string, rows array.RecordR
 	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
 		return ChangeResult{}, fmt.Errorf("%s: %w", op, err)
 	}
-	if err := cs.check(tbl); err != nil {
+	if err := cs.Check(tbl); err != nil {
 		return ChangeResult{}, fmt.Errorf("%s: %w", op, err)
 	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
@@ -177,8 +177,14 @@ func (w *Writer) applyChanges(ctx context.Context, op string, rows array.RecordR
 	})
 }
 
-// check validates cs against tbl's schema.
-func (cs ChangeSpec) check(tbl *icetable.Table) error {
+// Check reports whether [Writer.ApplyChanges] takes cs on tbl: it fails
+// with [ErrBadChangeSpec] for a cs without key or order columns, with a
+// column that is not a top-level column of tbl, with a negative
+// Retention, or with a Retention on a first order column that is not a
+// timestamp or date (or, on a date, not a whole number of days).
+// ApplyChanges checks it on every call; the sink's upsert mode checks it
+// when it opens.
+func (cs ChangeSpec) Check(tbl *icetable.Table) error {
 	if len(cs.Key) == 0 {
 		return fmt.Errorf("%w: no key columns", ErrBadChangeSpec)
 	}
