@@ -48,8 +48,11 @@ import (
 // stale ones included.
 //
 // [Open] fails with [ErrBadOption] for a cs without key or order
-// columns, with a column the table does not have, or beside [WithKey]
-// (the keyed mode keeps the first row of a key, upsert the latest).
+// columns, beside [WithKey] (the keyed mode keeps the first row of a
+// key, upsert the latest), or for a cs the table refuses
+// ([table.ChangeSpec.Check]: a column the table does not have, a
+// Retention on a first order column that is not a timestamp or date);
+// the error then also matches [table.ErrBadChangeSpec].
 func WithUpsert(cs table.ChangeSpec) Option {
 	return func(c *config) error {
 		if len(cs.Key) == 0 || len(cs.Order) == 0 {
@@ -61,23 +64,15 @@ func WithUpsert(cs table.ChangeSpec) Option {
 	}
 }
 
-// checkUpsert validates the upsert mode of cfg against tbl.
+// checkUpsert validates the upsert mode of cfg against tbl: the change
+// spec by the table's own check ([table.ChangeSpec.Check]), and not
+// beside the keyed mode.
 func checkUpsert(tbl *icetable.Table, name string, cfg config) error {
-	cs := cfg.upsert
 	if len(cfg.key) > 0 {
 		return fmt.Errorf("%w: %s: upsert mode and keyed mode (WithKey) together: keyed mode keeps a key's first row, upsert its latest", ErrBadOption, name)
 	}
-	cols := slices.Concat(cs.Key, cs.Order)
-	if cs.Delete.Column != "" {
-		cols = append(cols, cs.Delete.Column)
-	}
-	for _, c := range cols {
-		if _, ok := tbl.Schema().FindFieldByName(c); !ok {
-			return fmt.Errorf("%w: %s: upsert column %q is not a column of the table", ErrBadOption, name, c)
-		}
-	}
-	if cs.Retention < 0 {
-		return fmt.Errorf("%w: %s: negative upsert retention %s", ErrBadOption, name, cs.Retention)
+	if err := cfg.upsert.Check(tbl); err != nil {
+		return fmt.Errorf("%w: %s: upsert mode: %w", ErrBadOption, name, err)
 	}
 	return nil
 }

@@ -294,15 +294,22 @@ func TestUpsertSinkBadOptions(t *testing.T) {
 	cat, _ := catalogtest.New(t)
 	ident := ordersTable(t, cat, "orders", 2, false)
 	bad := map[string][]sink.Option{
-		"with key":      {sink.WithUpsert(upsertSpec), sink.WithKey("order_id")},
-		"no order":      {sink.WithUpsert(table.ChangeSpec{Key: []string{"order_id"}})},
-		"no key":        {sink.WithUpsert(table.ChangeSpec{Order: []string{"ts"}})},
-		"unknown order": {sink.WithUpsert(table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"nope"}})},
+		"with key":                    {sink.WithUpsert(upsertSpec), sink.WithKey("order_id")},
+		"no order":                    {sink.WithUpsert(table.ChangeSpec{Key: []string{"order_id"}})},
+		"no key":                      {sink.WithUpsert(table.ChangeSpec{Order: []string{"ts"}})},
+		"unknown order":               {sink.WithUpsert(table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"nope"}})},
+		"retention on a string order": {sink.WithUpsert(table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"status", "ts"}, Retention: time.Hour})},
 	}
 	for name, opts := range bad {
 		if _, err := sink.Open(ctx, cat, ident, opts...); !errors.Is(err, sink.ErrBadOption) {
 			t.Errorf("%s: Open = %v, want ErrBadOption", name, err)
 		}
+	}
+	// A retention needs a timestamp or date first order column: the
+	// table's own check, with its typed error.
+	cs := table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"status"}, Retention: time.Hour}
+	if _, err := sink.Open(ctx, cat, ident, sink.WithUpsert(cs)); !errors.Is(err, table.ErrBadChangeSpec) {
+		t.Errorf("Open(retention on a string order) = %v, want ErrBadChangeSpec", err)
 	}
 }
 

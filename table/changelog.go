@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -112,11 +113,19 @@ type ChangeResult struct {
 // Upsert or delete of one of the keys, in whichever partition), the input
 // is compared again with the new state, within the [WithRetry] budget,
 // then [commit.ErrConflict]: two concurrent calls leave one live row per
-// key, the one with the greatest order. Tombstones are read with the
-// comparison and not validated at the commit: a concurrent delete of a
-// key the table does not hold, with an order newer than this call's row,
-// leaves the tombstone newer than the row, and the next call that meets
-// the key deletes the row.
+// key, the one with the greatest order. The tombstones are validated
+// too: every commit attempt, and once more the call after its table's
+// commit, reads the tombstone table when it moved since the comparison,
+// and compares again when it holds a tombstone of an input key newer
+// than the comparison knew; a call that wrote tombstones and committed
+// nothing to the table checks the table's head after its tombstones
+// landed. Since a deleter commits its tombstones before it reads the
+// table again, and an upserter commits the table before it reads the
+// tombstones again, one of two racing calls sees the other's write: a
+// concurrent newer delete of a key the table does not hold leaves the
+// key deleted. When the upserter is the one that sees it after its own
+// commit, the deletion is a second snapshot of the call (readers may see
+// the row between the two).
 func (w *Writer) ApplyChanges(ctx context.Context, rows array.RecordReader, cs ChangeSpec) (ChangeResult, error) {
 	op := fmt.Sprintf("table: apply changes to %s by (%s)", w.name, strings.Join(cs.Key, ", "))
 	ctx, done := w.observe(ctx, opApplyChanges, op)
@@ -139,7 +148,7 @@ func (w *Writer) applyChanges(ctx context.Context, op string, rows array.RecordR
 	if err := snapshotcommit.Supported(tbl.Metadata()); err != nil {
 		return ChangeResult{}, fmt.Errorf("%s: %w", op, err)
 	}
-	if err := cs.check(tbl); err != nil {
+	if err := cs.Check(tbl); err != nil {
 		return ChangeResult{}, fmt.Errorf("%s: %w", op, err)
 	}
 	spec, err := partition.NewSpec(tbl.Spec(), tbl.Schema())
@@ -159,15 +168,23 @@ func (w *Writer) applyChanges(ctx context.Context, op string, rows array.RecordR
 	for key := range in {
 		keys[key] = struct{}{}
 	}
+	var tombs int64 // written in every round: a round compared again may have written some
 	return compareAgain(ctx, w, op, tbl, spec.ID(), func(tbl *icetable.Table) (ChangeResult, error) {
 		out, err := w.applyOnce(ctx, op, tbl, spec, res, chg, in, keys, rng, cs)
-		out.Ignored = res.Ignored()
+		tombs += out.Tombstones
+		out.Ignored, out.Tombstones = res.Ignored(), tombs
 		return out, err
 	})
 }
 
-// check validates cs against tbl's schema.
-func (cs ChangeSpec) check(tbl *icetable.Table) error {
+// Check reports whether [Writer.ApplyChanges] takes cs on tbl: it fails
+// with [ErrBadChangeSpec] for a cs without key or order columns, with a
+// column that is not a top-level column of tbl, with a negative
+// Retention, or with a Retention on a first order column that is not a
+// timestamp or date (or, on a date, not a whole number of days).
+// ApplyChanges checks it on every call; the sink's upsert mode checks it
+// when it opens.
+func (cs ChangeSpec) Check(tbl *icetable.Table) error {
 	if len(cs.Key) == 0 {
 		return fmt.Errorf("%w: no key columns", ErrBadChangeSpec)
 	}
@@ -212,6 +229,7 @@ func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, 
 	if err != nil {
 		return ChangeResult{}, fmt.Errorf("%s: %w", op, err)
 	}
+	read := maps.Clone(tombs)
 	bound, err := w.lateBound(ctx, tbl, ts, in, cs)
 	if err != nil {
 		return ChangeResult{}, fmt.Errorf("%s: %w", op, err)
@@ -238,7 +256,16 @@ func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, 
 		}
 		out.LateRows = int64(len(d.late))
 	}
-	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: cs.Key, chg: chg, cfg: w.cfg, plan: &d.plan, guard: newKeyGuard(tbl, rng)}
+	wrote := map[string]orderKey{}
+	for _, m := range d.tombs {
+		for key := range m {
+			wrote[key] = in[key].ord
+		}
+	}
+	tg := ts.guard(keys, rng, read, wrote)
+	guard := newKeyGuard(tbl, rng)
+	guard.side = tg.check
+	u := &upsert{w: w, op: op, spec: spec, schemaID: tbl.Schema().ID, res: res, keyColumns: cs.Key, chg: chg, cfg: w.cfg, plan: &d.plan, guard: guard}
 	var r commit.Result
 	if w.cfg.mergeOnRead(tbl) {
 		r, err = u.runMOR(ctx, tbl)
@@ -248,11 +275,34 @@ func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, 
 	r.Stale, r.LateRows, r.LateTable = out.Stale, out.LateRows, out.LateTable
 	out.Result = r
 	if err == nil {
+		err = recheck(ctx, w, guard, tg, r, len(d.tombs) > 0)
+	}
+	if err == nil {
 		if err = ts.prune(ctx, bound); err != nil {
 			err = fmt.Errorf("%s: committed, but pruning the forgotten tombstones failed: %w", op, err)
 		}
 	}
 	return out, err
+}
+
+// recheck validates, once more after the table's commit, the comparison
+// of a changelog write that committed (the tombstone table) or wrote
+// tombstones and committed nothing (the table): of two racing calls, an
+// upsert that commits the table then reads the tombstones and a delete
+// that commits its tombstones then reads the table, at least one sees
+// the other's write, and compares again (errDecidedOnOldState).
+func recheck(ctx context.Context, w *Writer, guard *keyGuard, tg *tombstoneGuard, r commit.Result, wroteTombs bool) error {
+	if !r.Unchanged {
+		return tg.check(ctx)
+	}
+	if !wroteTombs {
+		return nil
+	}
+	head, err := w.head(ctx)
+	if err != nil {
+		return err
+	}
+	return guard.check(ctx, head)
 }
 
 // decision is what a changelog write does, key by key.

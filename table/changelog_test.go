@@ -426,6 +426,9 @@ func TestApplyChangesBadSpec(t *testing.T) {
 		{"unknown order column", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"nope"}}},
 		{"unknown delete column", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"version"}, Delete: table.DeleteWhen{Column: "nope", Value: "x"}}},
 		{"retention on an integer order", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"version"}, Retention: time.Hour}},
+		{"retention on a string order", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"status", "event_ts"}, Retention: time.Hour}},
+		{"retention on a string order", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"status", "event_ts"}, Retention: time.Hour}},
+		{"retention on a timestamp second order", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"version", "event_ts"}, Retention: time.Hour}},
 		{"negative retention", table.ChangeSpec{Key: []string{"order_id"}, Order: []string{"event_ts"}, Retention: -time.Hour}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

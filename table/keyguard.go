@@ -24,6 +24,10 @@ type keyGuard struct {
 	snapshot int64     // the snapshot the comparison read; 0 for none
 	rng      *keyRange // the first key column's values of the keys
 	before   map[string]bool
+	// side, when set, validates what else the comparison read (a
+	// changelog write's tombstones, see tombstoneGuard) after the table:
+	// on every attempt, once the attempt's base is loaded.
+	side func(ctx context.Context) error
 }
 
 // newKeyGuard guards the comparison of the keys whose first key column
@@ -33,10 +37,24 @@ func newKeyGuard(tbl *icetable.Table, rng *keyRange) *keyGuard {
 }
 
 // check fails with errDecidedOnOldState when base holds a file, not live
-// in the compared snapshot, that may hold one of the keys; a nil guard
-// passes.
+// in the compared snapshot, that may hold one of the keys, or when the
+// side check fails; a nil guard passes.
 func (g *keyGuard) check(ctx context.Context, base *icetable.Table) error {
-	if g == nil || snapshotID(base) == g.snapshot {
+	if g == nil {
+		return nil
+	}
+	if err := g.checkFiles(ctx, base); err != nil {
+		return err
+	}
+	if g.side != nil {
+		return g.side(ctx)
+	}
+	return nil
+}
+
+// checkFiles is check without the side check.
+func (g *keyGuard) checkFiles(ctx context.Context, base *icetable.Table) error {
+	if snapshotID(base) == g.snapshot {
 		return nil
 	}
 	first, ok := base.Schema().FindFieldByName(g.rng.column)

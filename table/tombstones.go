@@ -42,6 +42,8 @@ type tombstones struct {
 	cs   ChangeSpec
 	cols []string // key then order columns
 	w    *Writer  // the tombstone table's writer; nil while it does not exist
+	// snapshot is the tombstone table's snapshot read reads (0: none).
+	snapshot int64
 }
 
 // openTombstones opens the tombstone table of w, if it exists.
@@ -78,6 +80,7 @@ func (ts *tombstones) read(ctx context.Context, keys map[string]struct{}, rng *k
 	if err != nil {
 		return nil, err
 	}
+	ts.snapshot = snapshotID(tbl)
 	stored, err := readStored(ctx, tbl, nil, ts.cs.Key, ts.cs.Order, keys, rng)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ts.w.name, err)
@@ -86,6 +89,65 @@ func (ts *tombstones) read(ctx context.Context, keys map[string]struct{}, rng *k
 		out[key] = s.ord
 	}
 	return out, nil
+}
+
+// tombstoneGuard validates a changelog write's comparison against the
+// tombstone table, as keyGuard does against the table: a tombstone of an
+// input key newer than the comparison knew of (the one it read, or the
+// one the call wrote) fails it with errDecidedOnOldState, and the input
+// is compared again. A deleter commits its tombstones before its table,
+// so a comparison checked on every commit attempt, and once more after
+// the table's commit, cannot miss a delete that raced it (see
+// Writer.ApplyChanges).
+type tombstoneGuard struct {
+	ts       *tombstones
+	keys     map[string]struct{}
+	rng      *keyRange
+	known    map[string]orderKey // the greatest tombstone order known of each key
+	snapshot int64               // the tombstone table's snapshot known to hold no newer one
+}
+
+// guard returns the tombstoneGuard of a comparison that read read and
+// writes the delete rows of wrote (keys with their order).
+func (ts *tombstones) guard(keys map[string]struct{}, rng *keyRange, read map[string]orderKey, wrote map[string]orderKey) *tombstoneGuard {
+	known := make(map[string]orderKey, len(read)+len(wrote))
+	for key, o := range read {
+		known[key] = o
+	}
+	for key, o := range wrote {
+		if k, ok := known[key]; !ok || o.compare(k) > 0 {
+			known[key] = o
+		}
+	}
+	return &tombstoneGuard{ts: ts, keys: keys, rng: rng, known: known, snapshot: ts.snapshot}
+}
+
+// check reads the tombstone table's head, when it moved, and fails with
+// errDecidedOnOldState when it holds a tombstone of an input key newer
+// than the known one.
+func (g *tombstoneGuard) check(ctx context.Context) error {
+	ident := TombstoneTable(g.ts.main.ident)
+	tbl, err := g.ts.main.cat.LoadTable(ctx, ident)
+	switch {
+	case errors.Is(err, catalog.ErrNoSuchTable):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
+	}
+	if snapshotID(tbl) == g.snapshot {
+		return nil
+	}
+	stored, err := readStored(ctx, tbl, nil, g.ts.cs.Key, g.ts.cs.Order, g.keys, g.rng)
+	if err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(ident, "."), err)
+	}
+	for key, s := range stored {
+		if k, ok := g.known[key]; !ok || s.ord.compare(k) > 0 {
+			return fmt.Errorf("%w: %s, snapshot %d, holds a newer tombstone of an input key", errDecidedOnOldState, strings.Join(ident, "."), snapshotID(tbl))
+		}
+	}
+	g.snapshot = snapshotID(tbl)
+	return nil
 }
 
 // write upserts the tombstones of the delete rows want picks (by input

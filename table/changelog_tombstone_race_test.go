@@ -1,0 +1,75 @@
+package table_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/table"
+)
+
+// The races below are between an upsert of order 1, which the table does
+// not hold, and a newer delete of it: whatever the interleaving, the
+// delete wins and order 1 is not live.
+
+// The delete (tombstone only: the deleter holds no row of order 1 to
+// delete) lands between the upsert's commit validation and its commit.
+func TestApplyChangesTombstoneRaceDeleteOnlyBeforeCommit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
+		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "us", status: "deleted", version: 3})
+		}}
+		rows := events(event{id: 1, region: "us", status: "paid", version: 2})
+		defer rows.Release()
+		_, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
+		require.NoError(t, err)
+		assert.Equal(t, map[int64]string{2: "eu/created/1"}, current(t, cat, ident),
+			"after an upsert raced a newer delete, want order 1 deleted")
+	})
+}
+
+// The delete also commits the table (an upsert of another key in another
+// partition): the upsert's commit retries on the moved table and must see
+// the tombstone then.
+func TestApplyChangesTombstoneRaceDeleteWithCommitBeforeCommit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
+		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+			apply(t, open(t, cat, ident), byVersion,
+				event{id: 1, region: "us", status: "deleted", version: 3},
+				event{id: 3, region: "ap", status: "created", version: 1})
+		}}
+		rows := events(event{id: 1, region: "us", status: "paid", version: 2})
+		defer rows.Release()
+		res, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), res.Stale, "Stale of the upsert that lost to a newer delete")
+		assert.Equal(t, map[int64]string{2: "eu/created/1", 3: "ap/created/1"}, current(t, cat, ident),
+			"after an upsert raced a newer delete, want order 1 deleted")
+	})
+}
+
+// The upsert commits between the deleter's comparison and its tombstone
+// commit: the deleter, which has nothing of order 1 to delete in the table
+// it compared, must see the upsert's row after its tombstones landed.
+func TestApplyChangesTombstoneRaceUpsertBeforeTombstones(t *testing.T) {
+	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
+		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
+		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "us", status: "paid", version: 2})
+		}}
+		rows := events(event{id: 1, region: "us", status: "deleted", version: 3})
+		defer rows.Release()
+		res, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), res.Tombstones, "Tombstones of the delete")
+		assert.Equal(t, map[int64]string{2: "eu/created/1"}, current(t, cat, ident),
+			"after a delete raced an older upsert, want order 1 deleted")
+	})
+}
