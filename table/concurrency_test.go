@@ -131,6 +131,9 @@ func tagsByDay(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) map
 
 func TestConcurrentWriters(t *testing.T) {
 	runners := map[string]runner{"goroutines": goroutines, "processes": processes}
+	if testing.Short() {
+		delete(runners, "processes") // spawns a process per writer; the goroutines hold the same races
+	}
 	for name, run := range runners {
 		t.Run(name+"/same partition", func(t *testing.T) {
 			cat, ident, dir := ordersTable(t)

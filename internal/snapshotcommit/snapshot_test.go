@@ -528,7 +528,11 @@ func TestSnapshotSmallManifestsMerged(t *testing.T) {
 	ident := ordersTable(t, cat, "orders", nil)
 	w := openWriter(t, cat, ident)
 	content := map[time.Time][]orderdata.Order{}
-	for i := range 40 {
+	commits := 40
+	if testing.Short() {
+		commits = 20 // still more than twice MergeSmallManifests
+	}
+	for i := range commits {
 		d := day(i)
 		if i%4 == 3 {
 			d = day(i / 2) // a partition that exists: a replacement with a tombstone
