@@ -207,12 +207,19 @@ func TestDebeziumSink(t *testing.T) {
 	}
 
 	proc = start()
-	// After the restart: more of each, a deleted key inserted again.
-	for id := 32; id <= 40; id++ {
+	// After the restart: more of each, Connect SIGKILLed and restarted
+	// amid them (it redelivers what follows its last flushed offsets),
+	// then the broker, and a deleted key inserted again.
+	for id := 32; id <= 36; id++ {
+		insert(id, "2026-07-16")
+	}
+	restartConnect(ctx, t, connectURL, "orders-"+run)
+	for id := 37; id <= 40; id++ {
 		insert(id, "2026-07-16")
 	}
 	exec1(`DELETE FROM ` + tbl + ` WHERE id = 1`)
 	exec1(`UPDATE ` + tbl + ` SET status = 'refunded' WHERE id = 2`)
+	restartBroker(t)
 	exec1(`INSERT INTO ` + tbl + ` VALUES (11, 'c11', 'again', '2026-07-18')`)
 	exec1(`UPDATE ` + tbl + ` SET order_day = '2026-07-14' WHERE id = 32`)
 	exec1(`DELETE FROM ` + tbl + ` WHERE id = 40`) // the stream ends with its tombstone

@@ -181,14 +181,29 @@ func upsertChaosCheck(t *testing.T, cc chaosCatalog, ident icetable.Identifier, 
 			posDiff = append(posDiff, fmt.Sprintf("partition %d at %d, its end %d", p, got, end))
 		}
 	}
+	// The messages older than (or equal to) their key's newest before them
+	// in the stream: late and redelivered changes.
+	newest, older, again, messages := map[int]int64{}, 0, 0, 0
+	for _, r := range sent {
+		messages = max(messages, r.seq+1)
+	}
+	for seq := range messages {
+		k, v := upsertChange(seq)
+		if n, ok := newest[k]; ok && v < n {
+			older++
+		} else if ok && v == n {
+			again++
+		}
+		newest[k] = max(newest[k], v)
+	}
 	deleted := 0
 	for k := range chaosKeys {
 		if _, ok := want[fmt.Sprintf("k%d", k)]; !ok {
 			deleted++
 		}
 	}
-	t.Logf("%s; table: %d rows checked for %d live keys (%d keys deleted last); positions on each partition's last offset: %d of %d; dead-letter table: %s",
-		what, len(got), len(want), deleted, len(ends)-len(posDiff), len(ends), dead)
+	t.Logf("%s; %d changes older than their key's newest before them, %d the same version again; table: %d rows checked for %d live keys (%d keys deleted last); positions on each partition's last offset: %d of %d; dead-letter table: %s",
+		what, older, again, len(got), len(want), deleted, len(ends)-len(posDiff), len(ends), dead)
 	for _, d := range []struct {
 		what string
 		rows []string
