@@ -32,8 +32,11 @@ import (
 // SQLite catalog. Inserts, updates (some change order_day, the partition
 // source column), deletes, a key deleted and inserted again, and a
 // transaction of several; the sink is SIGKILLed while changes flow and
-// restarted while more are made. At the end the Iceberg table equals the
-// PostgreSQL table row for row.
+// restarted while more are made, then the Kafka Connect worker is
+// SIGKILLed and restarted amid more changes (ICERUN_DEBEZIUM_RESTART: the
+// connector resumes from its flushed offsets and delivers again what
+// follows them), then the broker (ICERUN_KAFKA_RESTART). At the end the
+// Iceberg table equals the PostgreSQL table row for row.
 func TestDebeziumSink(t *testing.T) {
 	connectURL, pgURI, brokers := os.Getenv("ICERUN_CONNECT_URL"), os.Getenv("ICERUN_PG_URI"), os.Getenv("ICERUN_KAFKA_BROKERS")
 	if connectURL == "" || pgURI == "" || brokers == "" {
