@@ -32,8 +32,11 @@ import (
 // SQLite catalog. Inserts, updates (some change order_day, the partition
 // source column), deletes, a key deleted and inserted again, and a
 // transaction of several; the sink is SIGKILLed while changes flow and
-// restarted while more are made. At the end the Iceberg table equals the
-// PostgreSQL table row for row.
+// restarted while more are made, then the Kafka Connect worker is
+// SIGKILLed and restarted amid more changes (ICERUN_DEBEZIUM_RESTART: the
+// connector resumes from its flushed offsets and delivers again what
+// follows them), then the broker (ICERUN_KAFKA_RESTART). At the end the
+// Iceberg table equals the PostgreSQL table row for row.
 func TestDebeziumSink(t *testing.T) {
 	connectURL, pgURI, brokers := os.Getenv("ICERUN_CONNECT_URL"), os.Getenv("ICERUN_PG_URI"), os.Getenv("ICERUN_KAFKA_BROKERS")
 	if connectURL == "" || pgURI == "" || brokers == "" {
@@ -207,12 +210,19 @@ func TestDebeziumSink(t *testing.T) {
 	}
 
 	proc = start()
-	// After the restart: more of each, a deleted key inserted again.
-	for id := 32; id <= 40; id++ {
+	// After the restart: more of each, Connect SIGKILLed and restarted
+	// amid them (it redelivers what follows its last flushed offsets),
+	// then the broker, and a deleted key inserted again.
+	for id := 32; id <= 36; id++ {
+		insert(id, "2026-07-16")
+	}
+	restartConnect(ctx, t, connectURL, "orders-"+run)
+	for id := 37; id <= 40; id++ {
 		insert(id, "2026-07-16")
 	}
 	exec1(`DELETE FROM ` + tbl + ` WHERE id = 1`)
 	exec1(`UPDATE ` + tbl + ` SET status = 'refunded' WHERE id = 2`)
+	restartBroker(t)
 	exec1(`INSERT INTO ` + tbl + ` VALUES (11, 'c11', 'again', '2026-07-18')`)
 	exec1(`UPDATE ` + tbl + ` SET order_day = '2026-07-14' WHERE id = 32`)
 	exec1(`DELETE FROM ` + tbl + ` WHERE id = 40`) // the stream ends with its tombstone

@@ -42,9 +42,13 @@ func (c chaosConfig) chaosTag(seq int) string {
 	return "t" + strconv.Itoa(seq)
 }
 
-// message is the record value of message seq: chaosMessage's JSON, or the
-// same fields as a Confluent-framed Avro datum.
+// message is the record key and value of message seq: chaosMessage's
+// JSON, or the same fields as a Confluent-framed Avro datum, or in upsert
+// mode upsertMessage's change.
 func (c chaosConfig) message(seq int) (id, value string) {
+	if c.upsert { // the record key names the message, the value the change
+		return "m" + strconv.Itoa(seq), upsertMessage(seq)
+	}
 	tag := c.chaosTag(seq)
 	if c.avro == "" {
 		id, value = chaosMessage(seq, c.spacing)

@@ -88,7 +88,9 @@ type sinkGroup struct {
 	start   func(i int)
 }
 
-func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable.Identifier, topic string, keyed bool) *sinkGroup {
+// newSinkGroup starts cfg.procs `icerun sink` processes on topic, with
+// modeArgs (-key, -upsert ...) after the common flags.
+func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable.Identifier, topic string, modeArgs []string) *sinkGroup {
 	g := &sinkGroup{t: t, cmd: make([]*exec.Cmd, cfg.procs), out: make([]*bytes.Buffer, cfg.procs)}
 	commitRows := max(500, cfg.messages/200)
 	g.start = func(i int) {
@@ -105,9 +107,7 @@ func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable
 		if cfg.eventTime {
 			args = append(args, "-event-time", "event_time", "-allowed-lateness", chaosLateness.String())
 		}
-		if keyed {
-			args = append(args, "-key", "id,event_time") // the table is partitioned by day(event_time)
-		}
+		args = append(args, modeArgs...)
 		cmd := exec.Command(cfg.bin, args...)
 		cmd.Env = append(os.Environ(), cc.env...)
 		var out bytes.Buffer
@@ -208,6 +208,8 @@ type progress struct {
 	cat   catalog.Catalog
 	ident icetable.Identifier
 	ends  func() string // the last offset produced to each partition, for a failure
+	// count, when set, is the progress of a table instead of its row count.
+	count func(tbl *icetable.Table) int64
 }
 
 func newProgress(t *testing.T, cc chaosCatalog, ident icetable.Identifier) *progress {
@@ -226,6 +228,9 @@ func (p *progress) rows(t *testing.T) int64 {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p.count != nil {
+		return p.count(tbl)
 	}
 	s := tbl.CurrentSnapshot()
 	if s == nil || s.Summary == nil {

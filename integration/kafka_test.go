@@ -54,7 +54,11 @@ import (
 // time), ICERUN_KAFKA_COMMIT_INTERVAL (default 300ms), ICERUN_KAFKA_FORMAT
 // (avro: Confluent-framed Avro messages), ICERUN_KAFKA_EVOLVE (set: the
 // messages from the midpoint on carry a field the table lacks, the sinks
-// run with -evolve, and every row must hold its message's value of it).
+// run with -evolve, and every row must hold its message's value of it),
+// ICERUN_KAFKA_MODE (upsert: the messages are upserts and deletes of a few
+// hundred keys with a version, the sinks run -upsert id -order version
+// -delete-when op=d, and the table must hold each key's latest state:
+// kafka_chaos_upsert_test.go).
 //
 // With event time, two sinks may compact the same closed day at once; the
 // loser commits nothing and goes on (TestSinkCompactionRaceIsNotFatal).
@@ -73,6 +77,9 @@ func TestKafkaSinkChaos(t *testing.T) {
 		t.Fatalf("build icerun: %v\n%s", err, out)
 	}
 	cfg.bin = bin
+	if cfg.upsert && (os.Getenv("ICERUN_KAFKA_FORMAT") != "" || cfg.eventTime || cfg.evolveFrom > 0) {
+		t.Fatal("ICERUN_KAFKA_MODE=upsert runs JSON messages without event time or -evolve")
+	}
 	if os.Getenv("ICERUN_KAFKA_FORMAT") == "avro" {
 		cfg.avro = filepath.Join(dir, "schemas")
 		if err := os.MkdirAll(cfg.avro, 0o755); err != nil {
@@ -86,8 +93,12 @@ func TestKafkaSinkChaos(t *testing.T) {
 	}
 	for _, tg := range chaosTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
-			t.Run("keyed", func(t *testing.T) { kafkaChaos(t, cfg, tg, true) })
-			t.Run("positions", func(t *testing.T) { kafkaChaos(t, cfg, tg, false) })
+			if cfg.upsert {
+				t.Run("upsert", func(t *testing.T) { kafkaChaos(t, cfg, tg, chaosUpsert) })
+				return
+			}
+			t.Run("keyed", func(t *testing.T) { kafkaChaos(t, cfg, tg, chaosKeyed) })
+			t.Run("positions", func(t *testing.T) { kafkaChaos(t, cfg, tg, chaosPositions) })
 		})
 	}
 }
@@ -102,7 +113,17 @@ type chaosConfig struct {
 	commitInterval                                     time.Duration
 	spacing                                            time.Duration // event time between messages
 	eventTime                                          bool          // the sinks run with -event-time
+	upsert                                             bool          // ICERUN_KAFKA_MODE=upsert: the messages are changes of chaosKeys keys
 }
+
+// chaosMode is what the sinks of one chaos scenario keep.
+type chaosMode int
+
+const (
+	chaosPositions chaosMode = iota // every record once (positions only)
+	chaosKeyed                      // every unique message once (-key)
+	chaosUpsert                     // the latest state of each key (-upsert)
+)
 
 func chaosConfigFromEnv(brokers string) chaosConfig {
 	c := chaosConfig{
@@ -127,6 +148,7 @@ func chaosConfigFromEnv(brokers string) chaosConfig {
 	if os.Getenv("ICERUN_KAFKA_EVOLVE") != "" {
 		c.evolveFrom = c.messages / 2
 	}
+	c.upsert = os.Getenv("ICERUN_KAFKA_MODE") == "upsert"
 	c.commitInterval = 300 * time.Millisecond
 	if d, err := time.ParseDuration(os.Getenv("ICERUN_KAFKA_COMMIT_INTERVAL")); err == nil && d > 0 {
 		c.commitInterval = d
@@ -163,10 +185,12 @@ func chaosBad(n int) string {
 	return fmt.Sprintf([]string{`{"id":"b%d"`, `{"id":"b%d","seq":"x","event_time":0}`, `{"seq":%d,"event_time":0}`}[n%3], n)
 }
 
-// kafkaChaos runs the chaos scenario on one catalog target. keyed: the
-// sinks dedupe by id and the table must hold every unique message once;
-// otherwise every record produced (a producer's duplicate too) once.
-func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
+// kafkaChaos runs the chaos scenario on one catalog target. chaosKeyed:
+// the sinks dedupe by id and the table must hold every unique message
+// once; chaosPositions: every record produced (a producer's duplicate too)
+// once; chaosUpsert: each key's latest state (upsertChaosCheck).
+func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, mode chaosMode) {
+	keyed := mode == chaosKeyed
 	ctx := context.Background()
 	began := time.Now()
 	cc := tg.make(t)
@@ -185,6 +209,9 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 		iceberg.NestedField{ID: 3, Name: "event_time", Type: iceberg.PrimitiveTypes.Timestamp, Required: true},
 	)
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "event_day", Transform: iceberg.DayTransform{}})
+	if mode == chaosUpsert {
+		sch, spec = upsertChaosSchema()
+	}
 	if _, err := cat.CreateTable(ctx, ident, sch, catalog.WithPartitionSpec(&spec)); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +225,14 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	defer cl.Close()
 	createTopic(t, cl, topic, int32(cfg.parts))
 
-	sinks := newSinkGroup(t, cfg, cc, ident, topic, keyed)
+	var modeArgs []string
+	switch mode {
+	case chaosKeyed:
+		modeArgs = []string{"-key", "id,event_time"} // the table is partitioned by day(event_time)
+	case chaosUpsert:
+		modeArgs = []string{"-upsert", "id", "-order", "version", "-delete-when", "op=d"}
+	}
+	sinks := newSinkGroup(t, cfg, cc, ident, topic, modeArgs)
 	defer sinks.killAll()
 
 	// The producer: unique messages; dupPercent of them sent twice (a
@@ -206,6 +240,7 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	// after the first copy, half with the next batch; 0.5% bad records.
 	// Every record is kept with its position.
 	var sent []chaosSent
+	ends := map[int32]int64{} // the last offset of each partition, a bad record's too
 	bad := map[string]bool{}
 	produced := 0
 	var retries []*kgo.Record
@@ -238,6 +273,7 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 			if res.Err != nil {
 				t.Fatalf("produce: %v", res.Err)
 			}
+			ends[res.Record.Partition] = max(ends[res.Record.Partition], res.Record.Offset)
 			if res.Record.Key == nil {
 				continue // a bad record
 			}
@@ -261,12 +297,11 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 	rand.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
 	step := cfg.messages / (len(events) + 1)
 	watch := newProgress(t, cc, ident)
-	watch.ends = func() string {
-		last := map[int32]int64{}
-		for _, r := range sent {
-			last[r.part] = max(last[r.part], r.off)
-		}
-		return fmt.Sprint(last) // bad records after a partition's last message are not counted
+	watch.ends = func() string { return fmt.Sprint(ends) }
+	if mode == chaosUpsert {
+		// The table holds a row per key: the progress is the records at or
+		// below the table's positions.
+		watch.count = func(tbl *icetable.Table) int64 { return coveredRecords(t, tbl, topic, sent) }
 	}
 	for k := 0; k <= len(events); k++ {
 		before := produced
@@ -299,6 +334,17 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, keyed bool) {
 		produce(0)
 	}
 	main, late := expectChaos(sent, keyed, cfg.eventTime, cfg.spacing)
+	if mode == chaosUpsert {
+		watch.reached(t, int64(len(sent)), "every message")
+		deadIdent := icetable.Identifier{cc.ns, "events_dead"}
+		(&progress{cat: watch.cat, ident: deadIdent, ends: watch.ends}).until(t, int64(len(bad)), "every bad record")
+		sinks.stopAll()
+		upsertChaosCheck(t, cc, ident, topic, sent, ends, checkDeadLetters(t, cc, deadIdent, bad),
+			fmt.Sprintf("%s upsert: %d changes of %d keys (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; %s",
+				tg.name, produced, chaosKeys, len(sent), len(sent)-produced, cfg.procs, cfg.parts, sinks.kills, sinks.pauses, cfg.brokerKills,
+				time.Since(began).Round(time.Second), sinks.figures()))
+		return
+	}
 	watch.reached(t, int64(len(main)), "every message") // on a stall, the rows still tell what is missing
 	deadIdent := icetable.Identifier{cc.ns, "events_dead"}
 	(&progress{cat: watch.cat, ident: deadIdent, ends: watch.ends}).until(t, int64(len(bad)), "every bad record")
