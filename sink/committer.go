@@ -143,6 +143,16 @@ func (c *Committer) Stats() CommitterStats {
 	return st
 }
 
+// Waiting returns the IDs of the hand-overs waiting, in the order they
+// were added.
+func (c *Committer) Waiting() []string {
+	out := make([]string, len(c.waiting))
+	for i, h := range c.waiting {
+		out[i] = h.ID
+	}
+	return out
+}
+
 // Table returns the latest table state the committer loaded or committed.
 func (c *Committer) Table() *icetable.Table { return c.s.tbl }
 

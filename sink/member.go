@@ -125,6 +125,25 @@ func (s *Sink) HandOver(ctx context.Context, generation int32) (*HandOver, error
 	return h, nil
 }
 
+// HandOverIfDue hands over (see [Sink.HandOver]) when the cadence of
+// [WithCommitRows], [WithCommitBytes] or [WithCommitInterval] asks for
+// it, and else returns nil.
+func (s *Sink) HandOverIfDue(ctx context.Context, generation int32) (*HandOver, error) {
+	if s.fleet == nil || !s.cadenceDue() {
+		return nil, nil
+	}
+	return s.HandOver(ctx, generation)
+}
+
+// Member is the member id of [WithHandOver]; "" when the sink commits
+// its own rows.
+func (s *Sink) Member() string {
+	if s.fleet == nil {
+		return ""
+	}
+	return s.fleet.id
+}
+
 // checkChain fails when the table holds a position of one of the
 // member's source partitions that is off its chain, or the table's schema
 // or spec is no longer the one the member writes for; it drops the part

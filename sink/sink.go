@@ -242,7 +242,13 @@ func (s *Sink) Pending() int64 { return s.rows }
 
 // due reports whether the cadence asks for a commit now.
 func (s *Sink) due() bool {
-	if s.isSide || s.fleet != nil || len(s.pending) == 0 {
+	return !s.isSide && s.fleet == nil && s.cadenceDue()
+}
+
+// cadenceDue reports whether the pending batch reached the cadence of
+// WithCommitRows, WithCommitBytes or WithCommitInterval.
+func (s *Sink) cadenceDue() bool {
+	if len(s.pending) == 0 {
 		return false
 	}
 	return s.rows >= s.cfg.commitRows || s.bytes >= s.cfg.commitBytes || time.Since(s.since) >= s.cfg.commitInterval
