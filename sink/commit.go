@@ -41,6 +41,9 @@ func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 	if s.closed {
 		return commit.Result{}, ErrClosed
 	}
+	if s.fleet != nil {
+		return commit.Result{}, fmt.Errorf("%w: %s: member %s", ErrMember, s.name, s.fleet.id)
+	}
 	if len(s.pending) == 0 {
 		return commit.Result{}, nil
 	}

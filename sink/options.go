@@ -54,8 +54,9 @@ type config struct {
 	codeVersion    string
 	log            *slog.Logger
 	meterProvider  metric.MeterProvider
-	compactFiles   int   // compactfiles.go
-	compactSmall   int64 // 0: three quarters of the table's target file size
+	compactFiles   int    // compactfiles.go
+	compactSmall   int64  // 0: three quarters of the table's target file size
+	member         string // member.go: a fleet member's id; "" commits its own rows
 }
 
 func defaults() config {

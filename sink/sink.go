@@ -72,7 +72,8 @@ type Sink struct {
 	meters   *meters // OpenTelemetry counters of stats (metrics.go)
 	health   healthState
 	closed   bool
-	isSide   bool // the side table's sink: committed by its main sink only
+	isSide   bool         // the side table's sink: committed by its main sink only
+	fleet    *memberState // non-nil: a member of a fleet, which hands over and never commits (member.go)
 	sideOpts []Option
 }
 
@@ -132,6 +133,13 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 			return nil, errors.Join(err, s.meters.stop())
 		}
 	}
+	if cfg.member != "" {
+		if err := checkMember(cfg); err != nil {
+			return nil, errors.Join(err, s.meters.stop())
+		}
+		s.fleet = &memberState{id: cfg.member}
+		s.fleet.restart()
+	}
 	if len(cfg.key) > 0 {
 		if err := checkKeyColumns(s.tbl, s.name, cfg.key); err != nil {
 			return nil, err
@@ -189,7 +197,12 @@ func (s *Sink) Start(ctx context.Context, sps ...SourcePartition) (map[SourcePar
 		return nil, ErrClosed
 	}
 	defer s.notePending()
-	if len(s.pending) > 0 {
+	if s.fleet != nil { // a member: what it did not hand over is replayed from the table's positions
+		if err := s.discard(ctx); err != nil {
+			return nil, err
+		}
+		s.fleet.restart()
+	} else if len(s.pending) > 0 {
 		if _, err := s.Commit(ctx); err != nil && !errors.Is(err, ErrFenced) {
 			return nil, err
 		}
@@ -229,7 +242,13 @@ func (s *Sink) Pending() int64 { return s.rows }
 
 // due reports whether the cadence asks for a commit now.
 func (s *Sink) due() bool {
-	if s.isSide || len(s.pending) == 0 {
+	return !s.isSide && s.fleet == nil && s.cadenceDue()
+}
+
+// cadenceDue reports whether the pending batch reached the cadence of
+// WithCommitRows, WithCommitBytes or WithCommitInterval.
+func (s *Sink) cadenceDue() bool {
+	if len(s.pending) == 0 {
 		return false
 	}
 	return s.rows >= s.cfg.commitRows || s.bytes >= s.cfg.commitBytes || time.Since(s.since) >= s.cfg.commitInterval
@@ -249,6 +268,9 @@ func (s *Sink) CommitIfDue(ctx context.Context) (commit.Result, error) {
 func (s *Sink) Close(ctx context.Context) error {
 	if s.closed {
 		return nil
+	}
+	if s.fleet != nil { // a member: what it did not hand over is replayed by the next owner
+		return s.Abort(ctx)
 	}
 	_, err := s.Commit(ctx)
 	s.closed = true
@@ -322,6 +344,12 @@ func (s *Sink) positions(tbl *icetable.Table) (marks, error) {
 // the code version, the schema the rows were written for and the table
 // partitions the pending batch's data files touched).
 func (s *Sink) summaryProps(merged marks, files []iceberg.DataFile) (iceberg.Properties, error) {
+	return s.appendSummary(merged, files, s.rows)
+}
+
+// appendSummary is summaryProps for rows rows in files (a committer's
+// commit of many hand-overs).
+func (s *Sink) appendSummary(merged marks, files []iceberg.DataFile, rows int64) (iceberg.Properties, error) {
 	v, err := merged.encode()
 	if err != nil {
 		return nil, err
@@ -343,8 +371,8 @@ func (s *Sink) summaryProps(merged marks, files []iceberg.DataFile) (iceberg.Pro
 		commit.SummaryPartitionFiles:        none,
 		commit.SummaryPartitionSpecID:       strconv.Itoa(s.spec.ID()),
 		commit.SummarySchemaID:              strconv.Itoa(s.tbl.Schema().ID),
-		commit.SummaryRows:                  fmt.Sprint(s.rows),
-		"icerun.sink.source-rows":           fmt.Sprint(s.rows),
+		commit.SummaryRows:                  fmt.Sprint(rows),
+		"icerun.sink.source-rows":           fmt.Sprint(rows),
 	}
 	if len(s.skipped) > 0 {
 		props[SummarySkipped] = skipsText(s.skipped)

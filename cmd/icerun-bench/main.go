@@ -90,11 +90,21 @@ func main() {
 	sinkBacklog := flag.Int64("sink-backlog", 0, "-sink-peers: instead of offering messages at -sink-rate, fill each trial's topic with this many before the sink starts (the drain rate)")
 	workerProps := flag.String("connect-worker", "", "-sink-peers: more Kafka Connect worker properties, key=value,... (e.g. offset.flush.interval.ms=1000)")
 	sinkBin := flag.String("icerun", "", "-sink-peers: the icerun binary (default: go build ./cmd/icerun)")
+	fleet := flag.String("fleet", "", "run the fleet bench instead: member counts, comma-separated (e.g. 8,32,64), in-process members handing over to one committer (fleet.go)")
+	fleetInterval := flag.Duration("fleet-interval", time.Second, "-fleet: the members' and the committer's interval")
+	fleetDuration := flag.Duration("fleet-duration", 20*time.Second, "-fleet: how long each run lasts")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
 	flag.Parse()
 	if *prep != "" || *run != "" {
 		if err := stepChild(context.Background(), *prep+*run, *prep != ""); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *fleet != "" {
+		if err := runFleet(fleetConfig{members: ints(*fleet), interval: *fleetInterval, duration: *fleetDuration, rows: 500}); err != nil {
 			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
 			os.Exit(1)
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +48,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	order := fs.String("order", "", "with -upsert: ordering columns, comma-separated (a version, an LSN, an event time; the first decides, the next break ties): a change not newer than the table's row of its key changes nothing; with -format debezium the default is _cdc_lsn")
 	deleteWhen := fs.String("delete-when", "", "with -upsert: `COLUMN=VALUE` marking delete rows (e.g. status=deleted): the key's row is deleted and a tombstone keeps a late older change from bringing it back; with -format debezium the default is _cdc_op=d")
 	retention := fs.Duration("retention", 0, "with -upsert: how long a tombstone counts, in the first -order column's time (a timestamp or date column); a change older than that for a key the table does not know goes to the late table; 0: tombstones kept for ever")
+	control := fs.String("control-topic", "", "fleet mode: the sinks of -group hand their data files over on this Kafka topic (one partition, created when missing) instead of committing, and the one the group assigns its partition commits every member's in one snapshot per -commit-interval; exactly once still holds by the table's positions (docs/scale-out.md); append mode only (not with -key, -upsert, -event-time, -dead-letter, -topic-regex)")
 	connect := fs.Duration("connect-timeout", time.Minute, "give up (exit 75) when the brokers do not answer, or the topic does not exist, this long after the start (a warning says which after a few seconds); 0: wait for ever")
 	if err := sinkDefaults(fs); err != nil {
 		return err
@@ -143,7 +146,17 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer ops.close(ctx)
 	ops.probeCatalog(cat, ident)
-	s, err := sink.Open(ctx, cat, ident, append(opts, ops.sinkOptions()...)...)
+	opts = append(opts, ops.sinkOptions()...)
+	var openCommitter func(context.Context) (*sink.Committer, error)
+	if *control != "" {
+		committerOpts := slices.Clone(opts)
+		openCommitter = func(ctx context.Context) (*sink.Committer, error) {
+			return sink.OpenCommitter(ctx, cat, ident, committerOpts...)
+		}
+		host, _ := os.Hostname()
+		opts = append(opts, sink.WithHandOver(fmt.Sprintf("%s-%d", host, os.Getpid()))) // checked by sink.Open: sink.ErrBadOption, exit 64
+	}
+	s, err := sink.Open(ctx, cat, ident, opts...)
 	if err != nil {
 		if cs != nil && *format == "debezium" && errors.Is(err, sink.ErrBadOption) {
 			return fmt.Errorf("%w (-format debezium -upsert orders by the table's %s column (long) and deletes by its %s column (string): declare them, or name others with -order and -delete-when)",
@@ -155,6 +168,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 		Brokers: strings.Split(*brokers, ","), Topics: strings.Split(*topic, ","), TopicRegex: *topicRegex, Group: *group,
 		Format: msgFormat, Evolve: *evolve, Logger: log, SessionTimeout: *session, ConnectTimeout: *connect,
 		Options: kopts, Skip: skip,
+		ControlTopic: *control, CommitInterval: *interval, Committer: openCommitter,
 		Status: ops.status, MeterProvider: ops.meterProvider(),
 	})
 	if errors.Is(err, kafka.ErrNotConnected) {

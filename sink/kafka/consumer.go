@@ -73,6 +73,20 @@ type Config struct {
 	// assigned, their high watermarks and the table's positions, for a
 	// readiness probe ([Status.Ready]) or a report.
 	Status *Status
+	// ControlTopic, when set, runs the sink as a member of a fleet (the
+	// sink opened with sink.WithHandOver): it hands its data files over
+	// on this topic (one partition, created when missing) instead of
+	// committing, and the member the group assigns its partition lands
+	// every member's hand-overs in one snapshot per CommitInterval (see
+	// fleet.go and [sink.Committer]). Not with TopicRegex. Default "":
+	// the sink commits its own rows.
+	ControlTopic string
+	// CommitInterval is the committer's interval in a fleet (default
+	// 10 s, the sink's own default).
+	CommitInterval time.Duration
+	// Committer opens the fleet's committer on the sink's table, with
+	// the sink's options; required with ControlTopic.
+	Committer func(ctx context.Context) (*sink.Committer, error)
 	// MeterProvider has the consumer's gauges of lag, table position and
 	// high watermark per partition (see lag.go). Default: the global
 	// provider (otel.GetMeterProvider at Run).
@@ -130,6 +144,12 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 	if cfg.SessionTimeout < 0 {
 		return fmt.Errorf("%w: session timeout %s: must be 0 (the default) or more", ErrConfig, cfg.SessionTimeout)
 	}
+	if (cfg.ControlTopic != "") != (s.Member() != "") || (cfg.ControlTopic != "" && (cfg.Committer == nil || cfg.TopicRegex != "")) {
+		return fmt.Errorf("%w: a control topic needs a member sink (sink.WithHandOver) and a Committer, and no topic regex; a member sink needs a control topic", ErrConfig)
+	}
+	if cfg.CommitInterval <= 0 {
+		cfg.CommitInterval = 10 * time.Second
+	}
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 10_000
 	}
@@ -153,6 +173,11 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 		cfg.Logger.Info("kafka sink: records to skip when reached", slog.Any("skip", cfg.Skip))
 	}
 	c := &consumer{s: s, cfg: cfg, sel: sel, log: cfg.Logger, assigned: map[topicPartition]bool{}, status: cfg.Status}
+	topics := sel.consume()
+	if cfg.ControlTopic != "" {
+		c.fleet = &fleet{topic: cfg.ControlTopic, open: cfg.Committer, interval: cfg.CommitInterval}
+		topics = append(append([]string{}, topics...), cfg.ControlTopic)
+	}
 	// The client's own context: cancelled on the way out, it ends a join
 	// or sync the broker holds (up to the group's rebalance timeout),
 	// which leaving the group does not interrupt.
@@ -162,7 +187,7 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 		kgo.WithContext(cctx),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
-		kgo.ConsumeTopics(sel.consume()...),
+		kgo.ConsumeTopics(topics...),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -176,9 +201,22 @@ func Run(ctx context.Context, s *sink.Sink, cfg Config) error {
 		opts = append(opts, kgo.ConsumeRegex())
 	}
 	opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
+	if c.fleet != nil {
+		// Eager: every rebalance revokes every partition, so every member
+		// resumes from the table's positions in each generation, and the
+		// committer's fence at the generation drops nothing a member
+		// still builds on.
+		opts = append(opts, kgo.Balancers(kgo.RoundRobinBalancer()))
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("kafka: %w", err)
+	}
+	if c.fleet != nil {
+		if err := createControlTopic(ctx, cl, cfg.ControlTopic); err != nil {
+			cl.Close()
+			return err
+		}
 	}
 	c.cl = cl
 	wctx, stopWatch := context.WithCancel(cctx)
@@ -222,6 +260,7 @@ type consumer struct {
 	// connected is set by the first assignment.
 	connected bool
 	status    *Status // what Run reports (lag.go); nil in tests
+	fleet     *fleet  // nil: the sink commits its own rows (fleet.go)
 }
 
 // finish commits what is pending and closes the sink, before the group
@@ -230,6 +269,9 @@ func (c *consumer) finish(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
+	if c.fleet != nil {
+		return c.finishFleet(ctx)
+	}
 	return c.s.Close(context.WithoutCancel(ctx))
 }
 
@@ -271,11 +313,16 @@ func (tp topicPartition) sp() sink.SourcePartition {
 	return sink.SourcePartition{Source: Source(tp.topic), Partition: tp.partition}
 }
 
-func (c *consumer) assign(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+func (c *consumer) assign(ctx context.Context, cl *kgo.Client, parts map[string][]int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.connected = true
 	for topic, ps := range parts {
+		if c.fleet != nil && topic == c.fleet.topic {
+			_, gen := cl.GroupMetadata()
+			c.elected(ctx, gen)
+			continue
+		}
 		if !c.sel.has(topic) {
 			continue
 		}
@@ -293,6 +340,9 @@ func (c *consumer) startOffsets(ctx context.Context, offs map[string]map[int32]k
 	defer c.mu.Unlock()
 	var sps []sink.SourcePartition
 	for topic, parts := range offs {
+		if c.fleet != nil && topic == c.fleet.topic {
+			continue // the control topic resumes from the group's committed offset
+		}
 		for p := range parts {
 			sps = append(sps, topicPartition{topic, p}.sp())
 		}
@@ -302,6 +352,9 @@ func (c *consumer) startOffsets(ctx context.Context, offs map[string]map[int32]k
 		return nil, err // franz-go retries the assignment
 	}
 	for topic, parts := range offs {
+		if c.fleet != nil && topic == c.fleet.topic {
+			continue
+		}
 		for p := range parts {
 			parts[p] = kgo.NewOffset().At(start[topicPartition{topic, p}.sp()] + 1).WithEpoch(-1)
 		}
@@ -314,8 +367,19 @@ func (c *consumer) revoke(ctx context.Context, _ *kgo.Client, parts map[string][
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Once closed (the final commit ran before the group is left),
-	// nothing is pending.
-	if !c.closed {
+	// nothing is pending. A member commits nothing: its pending rows are
+	// dropped when its next assignment starts again from the table.
+	if c.fleet != nil {
+		if _, ok := parts[c.fleet.topic]; ok {
+			c.demoted(ctx)
+		}
+		if !c.closed {
+			if _, err := c.s.Start(ctx); err != nil { // drops what was not handed over
+				c.log.Warn("kafka fleet revoke: reload failed", slog.Any("error", err))
+			}
+		}
+	}
+	if !c.closed && c.fleet == nil {
 		if _, err := c.s.Commit(ctx); err != nil {
 			c.log.Warn("kafka revoke: commit failed (the new owner replays from the table; the partitions kept are read again from it)", slog.Any("error", err))
 			c.stale = true
@@ -471,12 +535,19 @@ func (c *consumer) handle(ctx context.Context, fetches kgo.Fetches) error {
 	}
 	var werr error
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if c.fleet != nil && p.Topic == c.fleet.topic {
+			c.receive(p.Records)
+			return
+		}
 		if werr != nil || len(p.Records) == 0 || !c.sel.has(p.Topic) {
 			return
 		}
 		werr = c.writeSkipping(ctx, p.Topic, p.Partition, p.Records)
 	})
-	if werr == nil {
+	switch {
+	case werr == nil && c.fleet != nil:
+		werr = c.tick(ctx)
+	case werr == nil:
 		_, werr = c.s.CommitIfDue(ctx)
 	}
 	if werr == nil {

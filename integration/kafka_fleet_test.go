@@ -1,0 +1,229 @@
+//go:build integration
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/icerun/icerun/catalogconfig"
+)
+
+// droppedRound matches a committer round's log line that dropped hand-overs.
+var droppedRound = regexp.MustCompile(`kafka fleet: committer round.* dropped=[1-9]`)
+
+// TestKafkaFleetChaos runs `icerun sink -control-topic` processes of one
+// group (ICERUN_FLEET_PROCS, default 5) on one table: members hand over,
+// the member holding the control partition commits. It SIGKILLs members
+// and the committer, SIGSTOPs the committer past the session timeout and
+// lets it run on (a zombie), and produces the control topic's records
+// again midway (a duplicated, replayed control topic); then every message
+// must be in the table exactly once, row by row, and every append
+// snapshot must be a committer's.
+func TestKafkaFleetChaos(t *testing.T) {
+	brokers := os.Getenv("ICERUN_KAFKA_BROKERS")
+	if brokers == "" {
+		if required("kafka") {
+			t.Fatal("target kafka is set but ICERUN_KAFKA_BROKERS is not")
+		}
+		t.Skip("no Kafka broker: run under scripts/integration kafka")
+	}
+	ctx := context.Background()
+	began := time.Now()
+	procs, messages := envInt("ICERUN_FLEET_PROCS", 5), envInt("ICERUN_FLEET_MESSAGES", 6000)
+	parts := 2 * procs
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "icerun")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/icerun").CombinedOutput(); err != nil {
+		t.Fatalf("build icerun: %v\n%s", err, out)
+	}
+	wh := filepath.Join(dir, "warehouse")
+	cc := chaosCatalog{ns: "db", args: []string{"-warehouse", wh}, open: func(ctx context.Context) (catalog.Catalog, error) {
+		return catalogconfig.OpenLocal(ctx, wh)
+	}}
+	cat, err := cc.open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeCatalog(cat)
+	ident := icetable.Identifier{cc.ns, "events"}
+	if err := cat.CreateNamespace(ctx, icetable.Identifier{cc.ns}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 2, Name: "seq", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "event_time", Type: iceberg.PrimitiveTypes.Timestamp, Required: true},
+	)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "event_day", Transform: iceberg.DayTransform{}})
+	if _, err := cat.CreateTable(ctx, ident, sch, catalog.WithPartitionSpec(&spec)); err != nil {
+		t.Fatal(err)
+	}
+	topic := fmt.Sprintf("fleet-%d", time.Now().UnixNano())
+	control := topic + "-control"
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	createTopic(t, cl, topic, int32(parts))
+
+	const interval = time.Second
+	g := &sinkGroup{t: t, cmd: make([]*exec.Cmd, procs), out: make([]*bytes.Buffer, procs)}
+	g.start = func(i int) {
+		args := append([]string{"sink", strings.Join(ident, "."), "-brokers", brokers, "-topic", topic,
+			"-group", "g-" + topic, "-control-topic", control, "-commit-interval", interval.String(),
+			"-session-timeout", chaosSession.String()}, cc.args...)
+		cmd := exec.Command(bin, args...)
+		cmd.Env = os.Environ()
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		g.cmd[i], g.out[i] = cmd, &out
+	}
+	for i := range procs {
+		g.start(i)
+	}
+	defer g.killAll()
+	// committer is the process that holds the control partition now
+	// (the last to log that it became the committer and did not log
+	// the end of it since), or a random one.
+	committer := func() int {
+		best, at := rand.IntN(procs), -1
+		for i, out := range g.out {
+			s := out.String()
+			won, lost := strings.LastIndex(s, `msg="kafka fleet: committer"`), strings.LastIndex(s, "no longer the committer")
+			if won > lost && won > at {
+				best, at = i, won
+			}
+		}
+		return best
+	}
+
+	var sent []chaosSent
+	produced := 0
+	produce := func(n int) {
+		var recs []*kgo.Record
+		for range n {
+			id, v := chaosMessage(produced, time.Second)
+			recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: int32(produced % parts)})
+			produced++
+		}
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		for _, res := range cl.ProduceSync(pctx, recs...) {
+			if res.Err != nil {
+				t.Fatalf("produce: %v", res.Err)
+			}
+			seq, _ := strconv.Atoi(strings.TrimPrefix(string(res.Record.Key), "m"))
+			sent = append(sent, chaosSent{seq: seq, part: res.Record.Partition, off: res.Record.Offset})
+		}
+	}
+	// replay produces every control record so far again: each hand-over
+	// twice, the old ones long after they landed.
+	replayed := 0
+	replay := func() {
+		rc, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumeTopics(control), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		var again []*kgo.Record
+		pctx, stop := context.WithTimeout(ctx, 3*time.Second)
+		defer stop()
+		for pctx.Err() == nil {
+			rc.PollFetches(pctx).EachRecord(func(r *kgo.Record) {
+				again = append(again, &kgo.Record{Topic: control, Key: r.Key, Value: r.Value})
+			})
+		}
+		if err := rc.ProduceSync(ctx, again...).FirstErr(); err != nil {
+			t.Fatalf("replay the control topic: %v", err)
+		}
+		replayed += len(again)
+		t.Logf("produced the control topic's %d records again", len(again))
+	}
+
+	events := []string{"member", "committer", "replay", "zombie", "member", "committer"}
+	watch := newProgress(t, cc, ident)
+	step := messages / (len(events) + 1)
+	for k := 0; k <= len(events); k++ {
+		before, n := produced, step
+		if k == len(events) {
+			n = messages - produced
+		}
+		produce(n)
+		if k == len(events) {
+			break
+		}
+		time.Sleep(time.Duration(500+rand.IntN(1500)) * time.Millisecond)
+		switch events[k] {
+		case "member", "committer":
+			i := committer()
+			if events[k] == "member" {
+				i = (i + 1 + rand.IntN(procs-1)) % procs
+			}
+			_ = g.cmd[i].Process.Signal(syscall.SIGKILL)
+			_ = g.cmd[i].Wait()
+			g.done = append(g.done, g.out[i].String())
+			g.kills++
+			t.Logf("SIGKILLed the %s (sink %d) after %d messages", events[k], i, produced)
+			g.start(i)
+		case "zombie":
+			i := committer()
+			_ = g.cmd[i].Process.Signal(syscall.SIGSTOP)
+			t.Logf("SIGSTOPped the committer (sink %d) after %d messages", i, produced)
+			time.Sleep(chaosSession + 3*time.Second)
+			_ = g.cmd[i].Process.Signal(syscall.SIGCONT)
+			g.pauses++
+		case "replay":
+			replay()
+		}
+		watch.until(t, int64(before+n/2), "half of batch "+strconv.Itoa(k))
+	}
+	main, _ := expectChaos(sent, false, false, time.Second)
+	watch.reached(t, int64(len(main)), "every message")
+	g.stopAll()
+	got := readChaosRows(t, cc, ident, time.Second)
+	diff := diffChaos(main, got, map[int]bool{})
+
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appends, mine := 0, 0
+	for _, s := range tbl.Metadata().Snapshots() {
+		if s.Summary != nil && s.Summary.Operation == icetable.OpAppend {
+			appends++
+		}
+	}
+	all := strings.Join(g.done, "\n")
+	mine = strings.Count(all, `msg="sink committer commit"`)
+	t.Logf("fleet: %d messages, %d sink processes on %d partitions, %d SIGKILLs (members and committers), %d SIGSTOPped committers resumed, %d control records produced again, %s; "+
+		"table: %d rows checked for %d expected: %s; %d append snapshots (%d committer commits logged), %d committer rounds that dropped hand-overs, %d member restarts from the table, %d elections",
+		produced, procs, parts, g.kills, g.pauses, replayed, time.Since(began).Round(time.Second), len(got), len(main), diff,
+		appends, mine, len(droppedRound.FindAllString(all, -1)), strings.Count(all, "resuming from the table"), strings.Count(all, `msg="kafka fleet: committer"`))
+	if !diff.none() {
+		t.Errorf("table: %s", diff)
+	}
+	if strings.Count(all, `msg="sink commit"`) > 0 {
+		t.Errorf("a member committed on its own (sink commit logged)")
+	}
+}

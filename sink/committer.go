@@ -1,0 +1,349 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/snapshotcommit"
+)
+
+// Committer commits the hand-overs of a fleet's members ([WithHandOver],
+// [Sink.HandOver]) to one table: all the hand-overs that fit in one
+// snapshot (an append) per [Committer.Commit], with all their positions,
+// through the same commit loop as a sink's own commits. Not safe for
+// concurrent use.
+//
+// Exactly-once is a property of the table, not of the committer: a
+// hand-over lands only when each of its ranges starts exactly one past
+// the position the table holds of its source partition, checked on the
+// table state every attempt commits on. So two committers (a zombie that
+// resumed after another took over), a hand-over delivered twice, or a
+// control topic read again from its start cost a retry or a dropped
+// hand-over, never a duplicate or a gap.
+//
+// Invariants, kept between calls:
+//   - waiting holds the hand-overs added and neither landed nor dropped,
+//     each once (by ID), none of a generation below fence;
+//   - a hand-over is dropped when one of its ranges starts at or below the
+//     table's position of its source partition (its rows, or some of
+//     them, are there: it can never land), when it was written for
+//     another schema or spec than the table's current ones, or when it
+//     is of a generation below fence. Its files are never removed by the
+//     committer (a duplicate of a landed hand-over names the same files):
+//     they stay orphans for cleanup, and the member, finding the table's
+//     position off its chain, starts again from the table's positions;
+//   - among hand-overs that start at the same offset of a source
+//     partition, the newer generation's lands.
+type Committer struct {
+	s       *Sink // the table's sink: its configuration, table state and maintenance; never pending
+	waiting []*HandOver
+	fence   int32
+	stats   CommitterStats
+	// beforeCommit, when set (tests), runs after a round is planned and
+	// before its commit.
+	beforeCommit func()
+}
+
+// CommitterStats counts what a committer did.
+type CommitterStats struct {
+	Commits    int64 // snapshots committed
+	Landed     int64 // hand-overs committed
+	Dropped    int64 // hand-overs dropped (see [Committer])
+	Rows       int64 // rows committed
+	Replans    int64 // rounds planned again because the table's positions moved under the plan
+	Waiting    int   // hand-overs waiting
+	Duplicates int64 // hand-overs added again while waiting (by ID)
+}
+
+// Landing is what one [Committer.Commit] did.
+type Landing struct {
+	commit.Result
+	Landed  []*HandOver
+	Dropped []*HandOver
+}
+
+// OpenCommitter returns a committer for table ident of cat. Its options
+// are a sink's (retry policy, commit lock, run id, code version, logger,
+// snapshot expiry, small-file compaction); WithHandOver is refused.
+func OpenCommitter(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, opts ...Option) (*Committer, error) {
+	s, err := Open(ctx, cat, ident, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if s.fleet != nil {
+		return nil, errors.Join(fmt.Errorf("%w: a committer is not a member (WithHandOver)", ErrBadOption), s.Abort(ctx))
+	}
+	return &Committer{s: s}, nil
+}
+
+// Add queues hand-overs for the next [Committer.Commit]. A hand-over
+// already waiting (same ID) is kept once; one of a generation below the
+// fence is dropped at once; one of another table, or that names a source
+// partition twice, fails with [ErrBadHandOver] and nothing is queued.
+func (c *Committer) Add(hs ...*HandOver) error {
+	uuid := c.s.tbl.Metadata().TableUUID().String()
+	for _, h := range hs {
+		if h.TableUUID != uuid {
+			return fmt.Errorf("%w: %s from member %s is for table %s, not %s (%s)", ErrBadHandOver, h.ID, h.Member, h.TableUUID, uuid, c.s.name)
+		}
+		seen := map[SourcePartition]bool{}
+		for _, r := range h.Ranges {
+			if seen[r.SourcePartition] || r.From < 0 || r.To < r.From {
+				return fmt.Errorf("%w: %s from member %s: range %s", ErrBadHandOver, h.ID, h.Member, r)
+			}
+			seen[r.SourcePartition] = true
+		}
+	}
+	for _, h := range hs {
+		switch {
+		case h.Generation < c.fence:
+			c.stats.Dropped++
+		case slices.ContainsFunc(c.waiting, func(w *HandOver) bool { return w.ID == h.ID }):
+			c.stats.Duplicates++
+		default:
+			c.waiting = append(c.waiting, h)
+		}
+	}
+	return nil
+}
+
+// Fence drops the waiting hand-overs of generations below gen, and those
+// added later: call it with the group's generation whenever it moves, so
+// that a member that lost its partitions in a rebalance lands nothing it
+// wrote before (the new owner resumed from the table's positions).
+func (c *Committer) Fence(gen int32) {
+	if gen <= c.fence {
+		return
+	}
+	c.fence = gen
+	c.waiting = slices.DeleteFunc(c.waiting, func(h *HandOver) bool {
+		if h.Generation < gen {
+			c.stats.Dropped++
+			return true
+		}
+		return false
+	})
+}
+
+// Stats returns what the committer did so far.
+func (c *Committer) Stats() CommitterStats {
+	st := c.stats
+	st.Waiting = len(c.waiting)
+	return st
+}
+
+// Waiting returns the IDs of the hand-overs waiting, in the order they
+// were added.
+func (c *Committer) Waiting() []string {
+	out := make([]string, len(c.waiting))
+	for i, h := range c.waiting {
+		out[i] = h.ID
+	}
+	return out
+}
+
+// Table returns the latest table state the committer loaded or committed.
+func (c *Committer) Table() *icetable.Table { return c.s.tbl }
+
+// Close closes the committer; waiting hand-overs are forgotten (their
+// files stay, their rows are replayed by the members that own them).
+func (c *Committer) Close(ctx context.Context) error {
+	c.waiting = nil
+	return c.s.Close(ctx)
+}
+
+// errRangesMoved is the Summary error of a round whose plan no longer
+// fits the table's positions: the round is planned again.
+var errRangesMoved = errors.New("sink: the table's positions moved under the committer's plan")
+
+// Commit lands, in one snapshot, every waiting hand-over whose ranges
+// chain from the table's positions, and drops those that can no longer
+// land (see [Committer]). With none to land it commits nothing and
+// returns the zero Result. A round whose plan the table's positions
+// moved under (another committer landed some of it) is planned again on
+// the new state, within the retry policy's attempts. On error the
+// hand-overs stay waiting (after a *commit.UnknownOutcomeError too: the
+// next round finds what landed by the table's positions).
+func (c *Committer) Commit(ctx context.Context) (Landing, error) {
+	if c.s.closed {
+		return Landing{}, ErrClosed
+	}
+	pol, err := c.s.cfg.policy.WithDefaults()
+	if err != nil {
+		return Landing{}, err
+	}
+	var out Landing
+	for round := 1; ; round++ {
+		if err := c.s.load(ctx); err != nil {
+			return out, err
+		}
+		take, drop := c.plan(c.s.committed)
+		out.Dropped = append(out.Dropped, drop...)
+		c.stats.Dropped += int64(len(drop))
+		c.forget(drop)
+		if len(take) == 0 {
+			return out, nil
+		}
+		if c.beforeCommit != nil {
+			c.beforeCommit()
+		}
+		res, err := c.append(ctx, take, round-1)
+		if errors.Is(err, errRangesMoved) && round < pol.Attempts {
+			c.stats.Replans++
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("sink: committer %s: %w", c.s.name, err)
+		}
+		c.forget(take)
+		out.Result, out.Landed = res, take
+		return out, nil
+	}
+}
+
+// plan splits the waiting hand-overs, on a table holding now, into those
+// to land in one snapshot (in an order in which their ranges chain) and
+// those to drop.
+func (c *Committer) plan(now marks) (take, drop []*HandOver) {
+	specID, schemaID := c.s.spec.ID(), c.s.tbl.Schema().ID
+	var cands []*HandOver
+	for _, h := range c.waiting {
+		stale := h.SpecID != specID || h.SchemaID != schemaID || slices.ContainsFunc(h.Ranges, func(r Range) bool {
+			return r.From <= now.get(r.SourcePartition).Offset
+		})
+		if stale {
+			drop = append(drop, h)
+		} else {
+			cands = append(cands, h)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b *HandOver) int {
+		if a.Generation != b.Generation {
+			return int(b.Generation) - int(a.Generation) // the newer generation first
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	m := maps.Clone(now)
+	for progress := true; progress; {
+		progress = false
+		for i, h := range cands {
+			if h == nil || !fits(m, h) {
+				continue
+			}
+			advance(m, h)
+			take = append(take, h)
+			cands[i], progress = nil, true
+		}
+	}
+	return take, drop
+}
+
+// fits reports whether every range of h starts one past m's position.
+func fits(m marks, h *HandOver) bool {
+	for _, r := range h.Ranges {
+		if r.From != m.get(r.SourcePartition).Offset+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// advance moves m's positions to the ends of h's ranges.
+func advance(m marks, h *HandOver) {
+	for _, r := range h.Ranges {
+		m[r.SourcePartition] = Mark{Offset: r.To, MaxEventTime: r.MaxEventTime}
+	}
+}
+
+// forget removes hs from the waiting hand-overs.
+func (c *Committer) forget(hs []*HandOver) {
+	if len(hs) == 0 {
+		return
+	}
+	c.waiting = slices.DeleteFunc(c.waiting, func(h *HandOver) bool { return slices.Contains(hs, h) })
+}
+
+// append commits take in one snapshot through the commit loop; every
+// attempt checks on its table state that take's ranges chain from the
+// positions it holds (else errRangesMoved, and nothing is committed).
+func (c *Committer) append(ctx context.Context, take []*HandOver, spent int) (commit.Result, error) {
+	s := c.s
+	var (
+		files []iceberg.DataFile
+		rows  int64
+	)
+	for _, h := range take {
+		files = append(files, h.Files...)
+		rows += h.Rows
+	}
+	var merged marks
+	res, err := snapshotcommit.Append(ctx, s.cat, snapshotcommit.AppendRequest{
+		Target: snapshotcommit.Target{
+			Op:        fmt.Sprintf("sink: commit %d hand-overs to %s", len(take), s.name),
+			Ident:     s.ident,
+			TableUUID: s.tbl.Metadata().TableUUID().String(),
+			Spec:      s.spec,
+			SchemaID:  s.tbl.Schema().ID,
+			Token:     uuid.NewString(),
+			Policy:    s.cfg.policy,
+			Lock:      s.cfg.lock,
+			Spent:     spent,
+			Committed: func(tbl *icetable.Table) { s.tbl = tbl },
+		},
+		Files: files,
+		Summary: func(tbl *icetable.Table) (iceberg.Properties, error) {
+			now, err := tableMarks(tbl)
+			if err != nil {
+				return nil, err
+			}
+			m := maps.Clone(now)
+			for _, h := range take {
+				if !fits(m, h) {
+					return nil, fmt.Errorf("%w: hand-over %s of member %s (%s) does not start one past the table's positions",
+						errRangesMoved, h.ID, h.Member, rangesText(h.Ranges))
+				}
+				advance(m, h)
+			}
+			merged = m
+			return s.appendSummary(merged, files, rows)
+		},
+		TableProperties: func(tbl *icetable.Table) (iceberg.Properties, error) {
+			v, err := merged.encode()
+			props := positionProps(tbl.Metadata(), v)
+			s.metadataPruning(tbl.Metadata(), props)
+			return props, err
+		},
+	})
+	if err != nil {
+		return res, err
+	}
+	c.stats.Commits++
+	c.stats.Landed += int64(len(take))
+	c.stats.Rows += rows
+	s.stats.Commits++
+	s.stats.Appended += rows
+	s.cfg.log.Info("sink committer commit", slog.String("table", s.name), slog.Int64("snapshot", res.SnapshotID),
+		slog.Int("hand_overs", len(take)), slog.Int64("rows", rows), slog.Int("files", len(files)), slog.Int("attempts", res.Attempts))
+	s.maintain(ctx, files)
+	return res, nil
+}
+
+// rangesText is rs for an error.
+func rangesText(rs []Range) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.String()
+	}
+	return strings.Join(out, ", ")
+}
