@@ -30,14 +30,15 @@ import (
 // make a replay of the same rows a no-op).
 //
 // The order: for each key the greatest cs.Order wins among the pending
-// rows, the row the table holds and the key's tombstone. The source
-// offset is the last tie-breaker among the rows of one commit: rows of
+// rows, the row the table holds and the key's tombstone, and the source
+// offset is the last tie-breaker. Among the rows of one commit, rows of
 // equal order of one key go to the change in the order the sink received
 // them (increasing offsets within a source partition), and the last one
-// wins. Across commits a row whose order equals the stored one's changes
-// nothing (a redelivery of the same version); put a version, a log
-// sequence number or an offset column in cs.Order to order two changes
-// of one event time.
+// wins. Across commits a pending row whose order equals the stored row's
+// or tombstone's wins ([table.InputWinsTies], set whatever cs.Ties says):
+// a redelivery at or below the committed position is dropped before the
+// change, so a row that reaches it came later in the source. (Across
+// source partitions "later" is the order of the commits.)
 //
 // Rows past cs.Retention for a key the table does not know go to the
 // late table ([table.LateTable]); late rows by event time
@@ -59,6 +60,7 @@ func WithUpsert(cs table.ChangeSpec) Option {
 			return fmt.Errorf("%w: upsert mode needs key and order columns, got key %q, order %q", ErrBadOption, cs.Key, cs.Order)
 		}
 		cs.Key, cs.Order = slices.Clone(cs.Key), slices.Clone(cs.Order)
+		cs.Ties = table.InputWinsTies // a row that reaches the change is past the committed positions
 		c.upsert = &cs
 		return nil
 	}

@@ -49,7 +49,30 @@ type ChangeSpec struct {
 	// [commit.Result].LateRows. Zero keeps tombstones for ever and routes
 	// nothing.
 	Retention time.Duration
+	// Ties says who wins when a key's winning input row has the same
+	// order as what the table holds of it (its live row or tombstone):
+	// StoredWinsTies (the default) or InputWinsTies.
+	Ties TieRule
 }
+
+// TieRule says which wins a tie of order between an input row of
+// [Writer.ApplyChanges] and the row or tombstone the table holds of the
+// key.
+type TieRule int
+
+const (
+	// StoredWinsTies keeps what the table holds: an input row of equal
+	// order is Stale, so a rerun of a call finds everything stale. The
+	// default.
+	StoredWinsTies TieRule = iota
+	// InputWinsTies applies an input row of equal order, as if it came
+	// later: for a caller that never passes the same change twice and
+	// whose input follows the stored rows in the source, such as the
+	// sink, which drops a redelivery by its source position before the
+	// change (the source offset is its last tie-breaker). A rerun of a
+	// call that committed rewrites its rows.
+	InputWinsTies
+)
 
 // DeleteWhen picks the delete rows of a changelog write: those whose
 // Column holds Value, compared as text (Arrow's ValueStr; the string
@@ -203,6 +226,9 @@ func (cs ChangeSpec) Check(tbl *icetable.Table) error {
 	if cs.Retention < 0 {
 		return fmt.Errorf("%w: negative retention %s", ErrBadChangeSpec, cs.Retention)
 	}
+	if cs.Ties != StoredWinsTies && cs.Ties != InputWinsTies {
+		return fmt.Errorf("%w: unknown tie rule %d", ErrBadChangeSpec, cs.Ties)
+	}
 	if cs.Retention > 0 {
 		if _, err := retentionSpan(tbl, cs.Order[0], cs.Retention); err != nil {
 			return err
@@ -239,7 +265,7 @@ func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, 
 			delete(tombs, key) // kept longer than the retention: forgotten
 		}
 	}
-	d := decide(in, stored, tombs, bound)
+	d := decide(in, stored, tombs, bound, cs.Ties)
 	d.plan.snapshot, d.plan.rng = snapshotID(tbl), rng
 	var out ChangeResult
 	out.Stale, out.Upserted, out.Deleted = d.stale, d.upserted, d.deleted
@@ -318,8 +344,9 @@ type decision struct {
 // decide compares each input key's change with what the table holds of it
 // (stored: its live rows; tombs: its tombstone, nil when none or
 // forgotten). bound, when not nil, is the oldest first order value an
-// event of a key the table does not know may have to be applied.
-func decide(in map[string]*change, stored map[string]*storedKey, tombs map[string]orderKey, bound *orderValue) decision {
+// event of a key the table does not know may have to be applied; ties
+// says who wins an equal order.
+func decide(in map[string]*change, stored map[string]*storedKey, tombs map[string]orderKey, bound *orderValue, ties TieRule) decision {
 	d := decision{
 		plan:  changePlan{win: map[partition.Key]map[string]fingerprint.Hash{}},
 		tombs: map[partition.Key]map[string]fingerprint.Hash{},
@@ -348,7 +375,7 @@ func decide(in map[string]*change, stored map[string]*storedKey, tombs map[strin
 		if tomb && (!live || t.compare(cur) > 0) {
 			cur = t
 		}
-		if (live || tomb) && c.ord.compare(cur) <= 0 {
+		if cmp := c.ord.compare(cur); (live || tomb) && (cmp < 0 || cmp == 0 && ties == StoredWinsTies) {
 			d.stale++
 			if live && tomb && t.compare(s.ord) > 0 {
 				// A tombstone newer than the live row: a call that wrote
