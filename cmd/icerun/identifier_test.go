@@ -38,7 +38,7 @@ func TestIdentifierFieldsAreTheDebeziumKey(t *testing.T) {
 	}
 	code, out, errs = icerun(sinkArgs("shop.keyed", wh)...)
 	require.Equal(t, exitRequest, code, "%s%s", out, errs)
-	require.Contains(t, unquoted(errs), `"_cdc_lsn" is not a column`)
+	require.Contains(t, unquoted(errs), `"_cdc_lsn" is not a top-level column`)
 	require.Contains(t, errs, `"key":"order_id"`)
 
 	// A table without identifier fields: every change is appended; the

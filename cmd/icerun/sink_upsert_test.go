@@ -76,12 +76,12 @@ func TestSinkUpsertFlags(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{[]string{"-upsert", "order_id", "-order", "nope"}, exitRequest, `"nope" is not a column`},
-		{[]string{"-upsert", "order_id", "-order", "event_date", "-delete-when", "gone=1"}, exitRequest, `"gone" is not a column`},
+		{[]string{"-upsert", "order_id", "-order", "nope"}, exitRequest, `"nope" is not a top-level column`},
+		{[]string{"-upsert", "order_id", "-order", "event_date", "-delete-when", "gone=1"}, exitRequest, `"gone" is not a top-level column`},
 		{[]string{"-upsert", "order_id", "-order", "event_date", "-key", "order_id,event_date"}, exitRequest, "keyed mode"},
 		{[]string{"-delete-when", "order_id=1"}, exitUsage, "need -upsert"},
-		{[]string{"-format", "debezium", "-upsert", "order_id"}, exitRequest, `"_cdc_lsn" is not a column`},
-		{[]string{"-format", "debezium", "-upsert", "order_id", "-order", "event_date"}, exitRequest, `"_cdc_op" is not a column`},
+		{[]string{"-format", "debezium", "-upsert", "order_id"}, exitRequest, `"_cdc_lsn" is not a top-level column`},
+		{[]string{"-format", "debezium", "-upsert", "order_id", "-order", "event_date"}, exitRequest, `"_cdc_op" is not a top-level column`},
 		{[]string{"-format", "debezium", "-upsert", "order_id"}, exitRequest, "declare them"},
 		{[]string{"-format", "debezium", "-avro-schema", "x.avsc"}, exitUsage, "need -format avro"},
 	} {
