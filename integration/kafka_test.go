@@ -203,12 +203,7 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, mode chaosMode) {
 	if err := cat.CreateNamespace(ctx, icetable.Identifier{cc.ns}, nil); err != nil {
 		t.Fatal(err)
 	}
-	sch := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 2, Name: "seq", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 3, Name: "event_time", Type: iceberg.PrimitiveTypes.Timestamp, Required: true},
-	)
-	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "event_day", Transform: iceberg.DayTransform{}})
+	sch, spec := chaosEventsSchema()
 	if mode == chaosUpsert {
 		sch, spec = upsertChaosSchema()
 	}
@@ -413,4 +408,15 @@ func createTopic(t *testing.T, cl *kgo.Client, topic string, partitions int32) {
 			t.Fatalf("create topic %s: error code %d", rt.Topic, rt.ErrorCode)
 		}
 	}
+}
+
+// chaosEventsSchema is the schema and partition spec of the chaos tests'
+// events table: an id, a sequence number and an event time, by day.
+func chaosEventsSchema() (*iceberg.Schema, iceberg.PartitionSpec) {
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 2, Name: "seq", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "event_time", Type: iceberg.PrimitiveTypes.Timestamp, Required: true},
+	)
+	return sch, iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "event_day", Transform: iceberg.DayTransform{}})
 }
