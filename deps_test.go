@@ -16,7 +16,8 @@ import (
 // reruntest, cleanup, faults, the commands and examples) build on, never
 // the other way round; internal/rowdelete (merge-on-read row location and
 // delete files, under table) knows schema but not partition, commit or the
-// engine. sink and sink/decode (the message decoders, which
+// engine; internal/spillsort (the external sort of sorted writes, under
+// table) knows no icerun package at all. sink and sink/decode (the message decoders, which
 // build on sink) link no Kafka client: only sink/kafka does.
 func TestImportGraph(t *testing.T) {
 	above := []string{"table", "backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"}
@@ -29,6 +30,8 @@ func TestImportGraph(t *testing.T) {
 		// Locating rows and writing delete files knows schema only: the
 		// commit of what it writes is table's.
 		"internal/rowdelete": append([]string{"partition", "commit", "internal/snapshotcommit", "recordid"}, above...),
+		// Sorting rows by spilling runs knows Arrow and a file IO only.
+		"internal/spillsort": {"partition", "schema", "commit", "internal/snapshotcommit", "recordid", "internal/rowdelete", "internal/writeprops", "internal/fingerprint", "table", "backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"},
 		"table":              {"backfill", "reruntest", "cleanup", "faults", "integration", "cmd", "examples", "sink"},
 		// The sink is source-agnostic: no Kafka client, no command.
 		"sink": {"sink/kafka", "sink/decode", "reruntest", "cleanup", "faults", "integration", "cmd", "examples"},

@@ -31,9 +31,12 @@ var droppedRound = regexp.MustCompile(`kafka fleet: committer round.* dropped=[1
 // group (ICERUN_FLEET_PROCS, default 5) on one table: members hand over,
 // the member holding the control partition commits. It SIGKILLs members
 // and the committer, SIGSTOPs the committer past the session timeout and
-// lets it run on (a zombie), and produces the control topic's records
-// again midway (a duplicated, replayed control topic); then every message
-// must be in the table exactly once, row by row, and every append
+// lets it run on (a zombie), SIGKILLs the broker and starts it again
+// (ICERUN_KAFKA_RESTART), duplicates every control record as it appears
+// (a test hook beside the fleet: each hand-over arrives twice, the copy
+// while the original waits or after it landed) and produces the control
+// topic's records again midway (a replayed control topic); then every
+// message must be in the table exactly once, row by row, and every append
 // snapshot must be a committer's.
 func TestKafkaFleetChaos(t *testing.T) {
 	brokers := os.Getenv("ICERUN_KAFKA_BROKERS")
@@ -155,7 +158,19 @@ func TestKafkaFleetChaos(t *testing.T) {
 		t.Logf("produced the control topic's %d records again", len(again))
 	}
 
-	events := []string{"member", "committer", "replay", "zombie", "member", "committer"}
+	// The duplicating hook: a client of its own tails the control topic
+	// and produces every record it has not produced itself again, at once.
+	dctx, stopDup := context.WithCancel(ctx)
+	dupDone := make(chan int)
+	go func() { dupDone <- duplicateControl(dctx, t, brokers, control) }()
+	defer func() {
+		if stopDup != nil {
+			stopDup()
+			<-dupDone
+		}
+	}()
+
+	events := []string{"member", "committer", "replay", "broker", "zombie", "member", "committer"}
 	watch := newProgress(t, cc, ident)
 	step := messages / (len(events) + 1)
 	for k := 0; k <= len(events); k++ {
@@ -189,11 +204,16 @@ func TestKafkaFleetChaos(t *testing.T) {
 			g.pauses++
 		case "replay":
 			replay()
+		case "broker":
+			restartBroker(t)
 		}
 		watch.until(t, int64(before+n/2), "half of batch "+strconv.Itoa(k))
 	}
 	main, _ := expectChaos(sent, false, false, time.Second)
 	watch.reached(t, int64(len(main)), "every message")
+	stopDup()
+	duplicated := <-dupDone
+	stopDup = nil
 	g.stopAll()
 	got := readChaosRows(t, cc, ident, time.Second)
 	diff := diffChaos(main, got, map[int]bool{})
@@ -210,14 +230,56 @@ func TestKafkaFleetChaos(t *testing.T) {
 	}
 	all := strings.Join(g.done, "\n")
 	mine = strings.Count(all, `msg="sink committer commit"`)
-	t.Logf("fleet: %d messages, %d sink processes on %d partitions, %d SIGKILLs (members and committers), %d SIGSTOPped committers resumed, %d control records produced again, %s; "+
+	t.Logf("fleet: %d messages, %d sink processes on %d partitions, %d SIGKILLs (members and committers), %d SIGSTOPped committers resumed, %d control records duplicated by the hook, %d produced again by the replay, %s; "+
 		"table: %d rows checked for %d expected: %s; %d append snapshots (%d committer commits logged), %d committer rounds that dropped hand-overs, %d member restarts from the table, %d elections",
-		produced, procs, parts, g.kills, g.pauses, replayed, time.Since(began).Round(time.Second), len(got), len(main), diff,
+		produced, procs, parts, g.kills, g.pauses, duplicated, replayed, time.Since(began).Round(time.Second), len(got), len(main), diff,
 		appends, mine, len(droppedRound.FindAllString(all, -1)), strings.Count(all, "resuming from the table"), strings.Count(all, `msg="kafka fleet: committer"`))
 	if !diff.none() {
 		t.Errorf("table: %s", diff)
 	}
+	if duplicated == 0 {
+		t.Errorf("the hook duplicated no control record")
+	}
 	if strings.Count(all, `msg="sink commit"`) > 0 {
 		t.Errorf("a member committed on its own (sink commit logged)")
 	}
+}
+
+// dupHeader marks the control records duplicateControl produced.
+const dupHeader = "icerun-test-duplicate"
+
+// duplicateControl tails the control topic from its start until ctx ends
+// and produces every record it did not produce itself again, at once;
+// it returns how many it produced. Produce errors (a broker restart) lose
+// a copy, not the test.
+func duplicateControl(ctx context.Context, t *testing.T, brokers, control string) int {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumeTopics(control), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Errorf("duplicate the control topic: %v", err)
+		return 0
+	}
+	defer cl.Close()
+	n := 0
+	for ctx.Err() == nil {
+		var again []*kgo.Record
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			for _, h := range r.Headers {
+				if h.Key == dupHeader {
+					return
+				}
+			}
+			again = append(again, &kgo.Record{Topic: control, Key: r.Key, Value: r.Value, Headers: []kgo.RecordHeader{{Key: dupHeader}}})
+		})
+		if len(again) == 0 {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		for _, res := range cl.ProduceSync(pctx, again...) {
+			if res.Err == nil {
+				n++
+			}
+		}
+		cancel()
+	}
+	return n
 }

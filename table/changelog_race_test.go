@@ -19,14 +19,9 @@ import (
 
 func TestApplyChangesNewerCommitInOtherPartitionWins(t *testing.T) {
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
-		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
-		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+		res := applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "ap", status: "shipped", version: 3})
-		}}
-		rows := events(event{id: 1, region: "us", status: "paid", version: 2})
-		defer rows.Release()
-		res, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
-		require.NoError(t, err)
+		}, event{id: 1, region: "us", status: "paid", version: 2})
 		assert.Equal(t, int64(1), res.Stale, "Stale of the change that lost the race to a newer one in another partition")
 		assert.Equal(t, map[int64]string{1: "ap/shipped/3", 2: "eu/created/1"}, current(t, cat, ident),
 			"after the race, want one live row of order 1: the newer one")
@@ -35,14 +30,9 @@ func TestApplyChangesNewerCommitInOtherPartitionWins(t *testing.T) {
 
 func TestApplyChangesOlderCommitInOtherPartitionLoses(t *testing.T) {
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
-		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
-		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+		res := applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "ap", status: "created", version: 1})
-		}}
-		rows := events(event{id: 1, region: "us", status: "paid", version: 2})
-		defer rows.Release()
-		res, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
-		require.NoError(t, err)
+		}, event{id: 1, region: "us", status: "paid", version: 2})
 		assert.Equal(t, int64(0), res.Stale, "Stale of the newer change")
 		assert.Equal(t, map[int64]string{1: "us/paid/2", 2: "eu/created/1"}, current(t, cat, ident),
 			"after the race, want one live row of order 1: the newer one")
@@ -51,17 +41,12 @@ func TestApplyChangesOlderCommitInOtherPartitionLoses(t *testing.T) {
 
 func TestApplyChangesRaceWithUpsertInOtherPartition(t *testing.T) {
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
-		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
-		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+		applyRacing(t, cat, ident, w, func() {
 			rows := events(event{id: 1, region: "ap", status: "shipped", version: 3})
 			defer rows.Release()
 			_, err := open(t, cat, ident).Upsert(context.Background(), rows, "order_id")
 			require.NoError(t, err)
-		}}
-		rows := events(event{id: 1, region: "us", status: "paid", version: 2})
-		defer rows.Release()
-		_, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
-		require.NoError(t, err)
+		}, event{id: 1, region: "us", status: "paid", version: 2})
 		assert.Equal(t, map[int64]string{1: "ap/shipped/3", 2: "eu/created/1"}, current(t, cat, ident),
 			"after racing an upsert of a newer row, want that row only")
 	})

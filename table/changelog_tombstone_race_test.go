@@ -1,15 +1,12 @@
 package table_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
-	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/table"
 )
 
@@ -21,14 +18,9 @@ import (
 // delete) lands between the upsert's commit validation and its commit.
 func TestApplyChangesTombstoneRaceDeleteOnlyBeforeCommit(t *testing.T) {
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
-		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
-		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+		applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "us", status: "deleted", version: 3})
-		}}
-		rows := events(event{id: 1, region: "us", status: "paid", version: 2})
-		defer rows.Release()
-		_, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
-		require.NoError(t, err)
+		}, event{id: 1, region: "us", status: "paid", version: 2})
 		assert.Equal(t, map[int64]string{2: "eu/created/1"}, current(t, cat, ident),
 			"after an upsert raced a newer delete, want order 1 deleted")
 	})
@@ -39,16 +31,11 @@ func TestApplyChangesTombstoneRaceDeleteOnlyBeforeCommit(t *testing.T) {
 // the tombstone then.
 func TestApplyChangesTombstoneRaceDeleteWithCommitBeforeCommit(t *testing.T) {
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
-		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
-		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+		res := applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion,
 				event{id: 1, region: "us", status: "deleted", version: 3},
 				event{id: 3, region: "ap", status: "created", version: 1})
-		}}
-		rows := events(event{id: 1, region: "us", status: "paid", version: 2})
-		defer rows.Release()
-		res, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
-		require.NoError(t, err)
+		}, event{id: 1, region: "us", status: "paid", version: 2})
 		assert.Equal(t, int64(1), res.Stale, "Stale of the upsert that lost to a newer delete")
 		assert.Equal(t, map[int64]string{2: "eu/created/1", 3: "ap/created/1"}, current(t, cat, ident),
 			"after an upsert raced a newer delete, want order 1 deleted")
@@ -60,14 +47,9 @@ func TestApplyChangesTombstoneRaceDeleteWithCommitBeforeCommit(t *testing.T) {
 // it compared, must see the upsert's row after its tombstones landed.
 func TestApplyChangesTombstoneRaceUpsertBeforeTombstones(t *testing.T) {
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
-		apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
-		racing := &catalogtest.Interposer{Catalog: cat, Before: func() {
+		res := applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "us", status: "paid", version: 2})
-		}}
-		rows := events(event{id: 1, region: "us", status: "deleted", version: 3})
-		defer rows.Release()
-		res, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
-		require.NoError(t, err)
+		}, event{id: 1, region: "us", status: "deleted", version: 3})
 		assert.Equal(t, int64(1), res.Tombstones, "Tombstones of the delete")
 		assert.Equal(t, map[int64]string{2: "eu/created/1"}, current(t, cat, ident),
 			"after a delete raced an older upsert, want order 1 deleted")

@@ -56,3 +56,18 @@ func replaceDay(t *testing.T, w *table.Writer, d time.Time, n int) commit.Result
 }
 
 func reader(orders []orderdata.Order) array.RecordReader { return orderdata.Reader(orders, 64) }
+
+// applyRacing is the ApplyChanges (byVersion) of mine on a table that
+// holds order 2 (eu, created, version 1), through a catalog on which
+// another writer runs race just before this call commits
+// (catalogtest.Interposer): the setup of the changelog race tests.
+func applyRacing(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer, race func(), mine event) table.ChangeResult {
+	t.Helper()
+	apply(t, w, byVersion, event{id: 2, region: "eu", status: "created", version: 1})
+	racing := &catalogtest.Interposer{Catalog: cat, Before: race}
+	rows := events(mine)
+	defer rows.Release()
+	res, err := open(t, racing, ident).ApplyChanges(context.Background(), rows, byVersion)
+	require.NoError(t, err)
+	return res
+}

@@ -76,36 +76,19 @@ func (o *oldSpecs) each(ctx context.Context, tbl *icetable.Table, task icetable.
 			return err
 		}
 	}
-	for raw, err := range batches {
-		if err != nil {
-			return err
-		}
-		rec, err := res.Apply(ctx, raw)
-		if err == nil && lineage {
-			rec, err = keepLineage(raw, rec)
-		}
-		raw.Release()
-		if err != nil {
-			return err
-		}
+	return applyEach(ctx, res, lineage, batches, func(rec arrow.RecordBatch) error {
 		mask := make([]bool, rec.NumRows())
 		for _, m := range matchers {
 			mk, err := m.Mask(rec)
 			if err != nil {
-				rec.Release()
 				return err
 			}
 			for i, in := range mk {
 				mask[i] = mask[i] || in
 			}
 		}
-		err = fn(rec, mask)
-		rec.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return fn(rec, mask)
+	})
 }
 
 func (o *oldSpecs) count(ctx context.Context, tbl *icetable.Table, task icetable.FileScanTask) (in, out int64, err error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	_ "github.com/icerun/icerun/internal/pagecodec"
+	"github.com/icerun/icerun/internal/spillsort"
 	"github.com/icerun/icerun/partition"
 )
 
@@ -34,9 +35,10 @@ type stager struct {
 	schema     *arrow.Schema
 	splitRows  int64
 	maxWriters int
-	paths      dataPaths // where the data files are created (datapath.go)
-	failed     ioFailure // the first failed create or write of a data file (iofailure.go)
-	sort       *sorter   // nil unless rows are written in the table's sort order
+	paths      dataPaths         // where the data files are created (datapath.go)
+	failed     ioFailure         // the first failed create or write of a data file (iofailure.go)
+	sort       *spillsort.Sorter // nil unless rows are written in the table's sort order
+	sortID     int               // the id of that order
 	// spec is tbl's partition spec, compiled (nil when iceberg-go's writer
 	// does not partition: no fields, or only void ones); specErr is why it
 	// could not be compiled.
@@ -117,7 +119,15 @@ func (s *stager) sorted(cfg config) error {
 		return err
 	}
 	s.write = view
-	s.sort = &sorter{ctx: s.ctx, tbl: s.tbl, sc: s.schema, order: order, runRows: cfg.splitRows}
+	s.sort = spillsort.New(spillsort.Config{
+		Schema:    s.schema,
+		Compare:   order.compare,
+		RunRows:   cfg.splitRows,
+		BatchRows: mergeBatchRows,
+		Dir:       strings.TrimSuffix(s.tbl.Location(), "/") + "/data",
+		FS:        s.tbl.FS,
+	})
+	s.sortID = order.id
 	return nil
 }
 
@@ -130,7 +140,7 @@ func (s *stager) add(rec arrow.RecordBatch) error {
 		return nil
 	}
 	if s.sort != nil {
-		return s.sort.add(rec)
+		return s.sort.Add(s.ctx, rec)
 	}
 	return s.route(rec)
 }
@@ -235,7 +245,7 @@ func (s *stager) start(g *group) {
 func (s *stager) file(st *stream, f iceberg.DataFile) (iceberg.DataFile, error) {
 	var sortID *int
 	if s.sort != nil {
-		sortID = &s.sort.order.id
+		sortID = &s.sortID
 	}
 	path := s.paths.real(f.FilePath())
 	switch {
@@ -290,9 +300,9 @@ func (s *stager) finish() ([]iceberg.DataFile, error) {
 		if s.sort != nil {
 			err := s.ctx.Err()
 			if err == nil {
-				err = s.sort.drain(s.route)
+				err = s.sort.Drain(s.ctx, s.route)
 			}
-			if rerr := s.sort.release(); err == nil {
+			if rerr := s.sort.Release(s.ctx); err == nil {
 				err = rerr
 			}
 			if err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/icerun/icerun/internal/snapshotcommit"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/recordid"
-	"github.com/icerun/icerun/schema"
 )
 
 // merged is the new content of one partition, written to staged files,
@@ -113,23 +112,6 @@ func (u *upsert) merge(ctx context.Context, tbl *icetable.Table, k partition.Key
 // rows passed to add end with their lineage columns, and ids gets the
 // _row_id of each row dropped, by key.
 func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks []icetable.FileScanTask, win map[string]fingerprint.Hash, same *sameContent, ids map[string]int64, add func(arrow.RecordBatch) error) error {
-	// One file at a time, in batches of mergeBatchRows: memory stays a few
-	// batches whatever the partition size.
-	opts := []icetable.ScanOption{icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)}
-	if ids != nil {
-		opts = append(opts, icetable.WithRowLineage())
-	}
-	sc, batches, err := tbl.Scan(opts...).ReadTasks(ctx, tasks)
-	if err != nil {
-		return err
-	}
-	res, err := schema.Resolve(sc, tbl.Schema(), tbl.NameMapping(), schema.IgnoreUnknown)
-	if err != nil {
-		return err
-	}
-	if !res.Schema().Equal(u.res.Schema()) {
-		return fmt.Errorf("internal error: the table's rows resolve to %s, the input to %s", res.Schema(), u.res.Schema())
-	}
 	enc, err := recordid.NewEncoder(u.keyColumns...)
 	if err != nil {
 		return err
@@ -137,31 +119,21 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 	var buf []byte
 	keep := array.NewBooleanBuilder(memory.DefaultAllocator)
 	defer keep.Release()
-	for raw, err := range batches {
-		if err != nil {
-			return err
+	checkSchema := func(sc *arrow.Schema) error {
+		if !sc.Equal(u.res.Schema()) {
+			return fmt.Errorf("internal error: the table's rows resolve to %s, the input to %s", sc, u.res.Schema())
 		}
-		rec, err := res.Apply(ctx, raw) // the table's columns: keys, and what same hashes
-		out := rec                      // what is kept: rec, with its lineage columns when ids is set
-		if err == nil && ids != nil {
-			rec.Retain()
-			out, err = keepLineage(raw, rec)
-			if err != nil {
-				rec.Release()
-			}
-		}
-		raw.Release()
-		if err != nil {
-			return err
-		}
-		release := func() {
-			if out != rec {
-				rec.Release()
-			}
+		return nil
+	}
+	// One file at a time, in batches of mergeBatchRows (readRows): memory
+	// stays a few batches whatever the partition size.
+	return readRows(ctx, tbl, tasks, ids != nil, checkSchema, func(out arrow.RecordBatch) error {
+		rec := out // the table's columns: keys, and what same hashes; out is what is kept
+		if ids != nil {
+			rec = withoutLineage(out)
+			defer rec.Release()
 		}
 		if err := enc.Bind(rec); err != nil {
-			release()
-			out.Release()
 			return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
 		}
 		var rowIDs *array.Int64
@@ -183,22 +155,18 @@ func (u *upsert) keepUnchanged(ctx context.Context, tbl *icetable.Table, tasks [
 				}
 			}
 		}
-		release()
 		mask := keep.NewBooleanArray()
-		if dropped > 0 {
-			kept := out
-			out, err = compute.FilterRecordBatch(ctx, kept, mask, compute.DefaultFilterOptions())
-			kept.Release()
+		defer mask.Release()
+		if dropped == 0 {
+			out.Retain() // add owns what it is given; readRows releases out
+			return add(out)
 		}
-		mask.Release()
+		kept, err := compute.FilterRecordBatch(ctx, out, mask, compute.DefaultFilterOptions())
 		if err != nil {
 			return err
 		}
-		if err := add(out); err != nil {
-			return err
-		}
-	}
-	return nil
+		return add(kept)
+	})
 }
 
 // rewriteRowGroupRows caps the row groups of a partition Upsert rewrites

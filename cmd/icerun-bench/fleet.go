@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,21 +18,50 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/catalogconfig"
+	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/sink"
 )
 
-// fleetConfig is the scale of the -fleet bench: N in-process members (one
-// source partition each) hand their rows over every interval to one
-// committer on the embedded SQLite catalog.
+// fleetConfig is the scale of the -fleet bench: N in-process sinks (one
+// source partition each) on the embedded SQLite catalog, in each of
+// modes: the fleet (the sinks hand their rows over every interval to one
+// committer), or the baseline (each sink commits its own snapshot every
+// interval, optimistically or under the commit lock).
 type fleetConfig struct {
 	members  []int
+	modes    []fleetMode
 	interval time.Duration
 	duration time.Duration
 	rows     int // per member per interval
 }
 
+// fleetMode is how the N sinks of a -fleet trial reach the table.
+type fleetMode string
+
+const (
+	fleetHandOver fleetMode = "fleet"    // members hand over to one committer
+	fleetOwn      fleetMode = "own"      // each sink commits on its own, optimistic
+	fleetOwnLock  fleetMode = "own-lock" // each sink commits on its own, under commit.FileLock
+)
+
+// parseFleetModes parses -fleet-modes.
+func parseFleetModes(s string) ([]fleetMode, error) {
+	var out []fleetMode
+	for _, f := range strings.Split(s, ",") {
+		m := fleetMode(strings.TrimSpace(f))
+		switch m {
+		case fleetHandOver, fleetOwn, fleetOwnLock:
+			out = append(out, m)
+		default:
+			return nil, fmt.Errorf("-fleet-modes: %q is not fleet, own or own-lock", f)
+		}
+	}
+	return out, nil
+}
+
 // fleetTrial is what one run measured.
 type fleetTrial struct {
+	mode             fleetMode
 	members          int
 	commits          int64
 	failed           int64
@@ -47,24 +77,31 @@ type fleetTrial struct {
 func runFleet(cfg fleetConfig) error {
 	var out []fleetTrial
 	for _, n := range cfg.members {
-		tr, err := fleetTrialRun(cfg, n)
-		if err != nil {
-			return fmt.Errorf("fleet of %d: %w", n, err)
+		for _, mode := range cfg.modes {
+			tr, err := fleetTrialRun(cfg, mode, n)
+			if err != nil {
+				return fmt.Errorf("%s of %d: %w", mode, n, err)
+			}
+			out = append(out, tr)
+			fmt.Fprintf(os.Stderr, "%s, %d sinks: %+v\n", mode, n, tr)
 		}
-		out = append(out, tr)
-		fmt.Fprintf(os.Stderr, "fleet of %d members: %+v\n", n, tr)
 	}
-	fmt.Printf("one committer, %s interval, %d rows per member per interval, %s per run, embedded SQLite catalog\n", cfg.interval, cfg.rows, cfg.duration)
-	fmt.Printf("| members | commits/s on the table | failed commits | write-to-visible p50 / p99 / max | snapshots | metadata.json | rows exactly once |\n|---|---|---|---|---|---|---|\n")
+	fmt.Printf("%s interval, %d rows per sink per interval, %s per run, embedded SQLite catalog; "+
+		"fleet: members hand over to one committer; own: each sink commits on its own (own-lock: under commit.FileLock)\n", cfg.interval, cfg.rows, cfg.duration)
+	fmt.Printf("| sinks | mode | commits/s on the table (offered) | failed commits | write-to-visible p50 / p99 / max | snapshots | metadata.json | rows exactly once |\n|---|---|---|---|---|---|---|---|\n")
 	for _, t := range out {
-		fmt.Printf("| %d | %.2f | %d | %.2f / %.2f / %.2f s | %d | %d KB | %v (%d) |\n", t.members, t.commitsPerSecond, t.failed,
+		offered := float64(t.members) / cfg.interval.Seconds()
+		if t.mode == fleetHandOver {
+			offered = 1 / cfg.interval.Seconds()
+		}
+		fmt.Printf("| %d | %s | %.2f (%.0f) | %d | %.2f / %.2f / %.2f s | %d | %d KB | %v (%d) |\n", t.members, t.mode, t.commitsPerSecond, offered, t.failed,
 			t.p50.Seconds(), t.p99.Seconds(), t.max.Seconds(), t.snapshots, t.metadataBytes/1024, t.exact, t.rows)
 	}
 	return nil
 }
 
-// fleetTrialRun runs n members and one committer for cfg.duration.
-func fleetTrialRun(cfg fleetConfig, n int) (fleetTrial, error) {
+// fleetTrialRun runs n sinks in mode for cfg.duration on a new table.
+func fleetTrialRun(cfg fleetConfig, mode fleetMode, n int) (fleetTrial, error) {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "icerun-fleet-")
 	if err != nil {
@@ -86,6 +123,118 @@ func fleetTrialRun(cfg fleetConfig, n int) (fleetTrial, error) {
 	if _, err := cat.CreateTable(ctx, ident, sch); err != nil {
 		return fleetTrial{}, err
 	}
+	var tr fleetTrial
+	switch mode {
+	case fleetHandOver:
+		tr, err = fleetHandOverRun(ctx, cfg, cat, ident, n)
+	default:
+		var opts []sink.Option
+		if mode == fleetOwnLock {
+			opts = append(opts, sink.WithCommitLock(commit.FileLock(filepath.Join(dir, "locks"))))
+		}
+		tr, err = fleetOwnRun(ctx, cfg, cat, ident, n, opts)
+	}
+	tr.mode, tr.members = mode, n
+	if err != nil {
+		return tr, err
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return tr, err
+	}
+	tr.snapshots = len(tbl.Metadata().Snapshots())
+	if fi, err := os.Stat(strings.TrimPrefix(tbl.MetadataLocation(), "file://")); err == nil {
+		tr.metadataBytes = fi.Size()
+	}
+	tr.rows, tr.exact, err = fleetExact(ctx, cat, ident)
+	return tr, err
+}
+
+// fleetOwnRun is the baseline: n sinks, each writing its source partition
+// and committing its own snapshot every interval, for cfg.duration. A
+// failed commit drops its batch; the sink resumes from the table's
+// position, as `icerun sink` does.
+func fleetOwnRun(ctx context.Context, cfg fleetConfig, cat catalog.Catalog, ident icetable.Identifier, n int, opts []sink.Option) (fleetTrial, error) {
+	var (
+		mu      sync.Mutex
+		tr      fleetTrial
+		visible []time.Duration
+		wg      sync.WaitGroup
+	)
+	errs := make(chan error, n)
+	begin := time.Now()
+	end := begin.Add(cfg.duration)
+	for i := range n {
+		s, err := sink.Open(ctx, cat, ident, opts...)
+		if err != nil {
+			return tr, err
+		}
+		wg.Go(func() {
+			defer s.Close(ctx)
+			sp := sink.SourcePartition{Source: "bench", Partition: int32(i)}
+			time.Sleep(time.Duration(i) * cfg.interval / time.Duration(n)) // sinks are not in step
+			tick := time.NewTicker(cfg.interval)
+			defer tick.Stop()
+			var off int64
+			for time.Now().Before(end) {
+				written := time.Now()
+				rec, offs := fleetBatch(int32(i), off, cfg.rows)
+				err := s.Write(ctx, sp, offs, rec)
+				rec.Release()
+				if err != nil {
+					errs <- err
+					return
+				}
+				<-tick.C
+				_, err = s.Commit(ctx)
+				now := time.Now()
+				mu.Lock()
+				if err != nil {
+					tr.failed++
+				} else {
+					off += int64(cfg.rows)
+					if now.Before(end) {
+						tr.commits++
+					}
+					visible = append(visible, now.Sub(written))
+				}
+				mu.Unlock()
+				if err != nil {
+					pos, err := s.Start(ctx, sp)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if p, ok := pos[sp]; ok {
+						off = p + 1
+					} else {
+						off = 0
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return tr, err
+	}
+	tr.commitsPerSecond = float64(tr.commits) / cfg.duration.Seconds()
+	tr.p50, tr.p99, tr.max = percentiles(visible)
+	return tr, nil
+}
+
+// percentiles is the p50, p99 and max of ds (sorted in place).
+func percentiles(ds []time.Duration) (p50, p99, maxd time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], ds[len(ds)*99/100], ds[len(ds)-1]
+}
+
+// fleetHandOverRun runs n members and one committer for cfg.duration.
+func fleetHandOverRun(ctx context.Context, cfg fleetConfig, cat catalog.Catalog, ident icetable.Identifier, n int) (fleetTrial, error) {
 	com, err := sink.OpenCommitter(ctx, cat, ident)
 	if err != nil {
 		return fleetTrial{}, err
@@ -108,10 +257,10 @@ func fleetTrialRun(cfg fleetConfig, n int) (fleetTrial, error) {
 		wg.Go(func() {
 			defer m.Abort(ctx)
 			sp := sink.SourcePartition{Source: "bench", Partition: int32(i)}
+			time.Sleep(time.Duration(i) * cfg.interval / time.Duration(n)) // members are not in step, nor in step with the committer
 			tick := time.NewTicker(cfg.interval)
 			defer tick.Stop()
 			var off int64
-			time.Sleep(time.Duration(i) * cfg.interval / time.Duration(n)) // members are not in step
 			for {
 				written := time.Now()
 				rec, offs := fleetBatch(int32(i), off, cfg.rows)
@@ -142,7 +291,7 @@ func fleetTrialRun(cfg fleetConfig, n int) (fleetTrial, error) {
 		})
 	}
 	var (
-		tr      = fleetTrial{members: n}
+		tr      fleetTrial
 		visible []time.Duration
 		written = map[string]time.Time{}
 	)
@@ -191,20 +340,8 @@ func fleetTrialRun(cfg fleetConfig, n int) (fleetTrial, error) {
 	st := com.Stats()
 	tr.commits = st.Commits
 	tr.commitsPerSecond = float64(st.Commits) / elapsed.Seconds()
-	slices.Sort(visible)
-	if len(visible) > 0 {
-		tr.p50, tr.p99, tr.max = visible[len(visible)/2], visible[len(visible)*99/100], visible[len(visible)-1]
-	}
-	tbl, err := cat.LoadTable(ctx, ident)
-	if err != nil {
-		return tr, err
-	}
-	tr.snapshots = len(tbl.Metadata().Snapshots())
-	if fi, err := os.Stat(tbl.MetadataLocation()); err == nil {
-		tr.metadataBytes = fi.Size()
-	}
-	tr.rows, tr.exact, err = fleetExact(ctx, cat, ident)
-	return tr, err
+	tr.p50, tr.p99, tr.max = percentiles(visible)
+	return tr, nil
 }
 
 // fleetBatch is rows messages of partition part from offset from.

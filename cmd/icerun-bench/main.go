@@ -93,6 +93,7 @@ func main() {
 	fleet := flag.String("fleet", "", "run the fleet bench instead: member counts, comma-separated (e.g. 8,32,64), in-process members handing over to one committer (fleet.go)")
 	fleetInterval := flag.Duration("fleet-interval", time.Second, "-fleet: the members' and the committer's interval")
 	fleetDuration := flag.Duration("fleet-duration", 20*time.Second, "-fleet: how long each run lasts")
+	fleetModes := flag.String("fleet-modes", "fleet,own,own-lock", "-fleet: modes to run for each count, in this order: fleet (hand-over to one committer), own (each sink commits on its own), own-lock (the same under the commit lock)")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
 	flag.Parse()
@@ -104,7 +105,11 @@ func main() {
 		return
 	}
 	if *fleet != "" {
-		if err := runFleet(fleetConfig{members: ints(*fleet), interval: *fleetInterval, duration: *fleetDuration, rows: 500}); err != nil {
+		modes, err := parseFleetModes(*fleetModes)
+		if err == nil {
+			err = runFleet(fleetConfig{members: ints(*fleet), modes: modes, interval: *fleetInterval, duration: *fleetDuration, rows: 500})
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
 			os.Exit(1)
 		}
