@@ -288,4 +288,3 @@ func TestUpsertSinkRollbackToCompaction(t *testing.T) {
 		})
 	}
 }
-
