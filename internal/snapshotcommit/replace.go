@@ -101,7 +101,8 @@ func (req *Request) ref() string {
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
-// holds exactly its new files. See the package documentation for the loop.
+// holds exactly its new files (with [Part].Remove: its new files beside
+// those it keeps). See the package documentation for the loop.
 //
 // On error the caller owns req's files: it removes them, except after an
 // *UnknownOutcomeError. The replacement files of older-spec decisions
