@@ -288,3 +288,24 @@ func TestUpsertSinkRollbackToCompaction(t *testing.T) {
 		})
 	}
 }
+
+// Snapshot expiry in upsert mode on format v3 never removes a Puffin
+// file that still holds a live deletion vector: compactions that rewrite
+// only fully deleted files (ratio 1) remove some vectors of a Puffin file
+// and keep others, and every snapshot the sink expires meanwhile frees
+// only files no snapshot left references.
+func TestUpsertSinkExpiryKeepsSharedDeletionVectors(t *testing.T) {
+	const commits = 24
+	batches := churn(commits, 8)
+	cat, dir := catalogtest.New(t)
+	ident := ordersTable(t, cat, "orders", 3, true)
+	s := mustOpen(t, cat, ident, sink.WithUpsert(upsertSpec), sink.WithDeleteRatioCompaction(1),
+		sink.WithSmallFileCompaction(1000, 0), sink.WithSnapshotExpiry(2, 0, 3))
+	runChurn(t, s, batches, 0)
+	if got, want := states(t, cat, ident), latest(batches); !maps.Equal(got, want) {
+		t.Errorf("table after %d commits = %v, want %v", commits, got, want)
+	}
+	if orphans := catalogtest.UnreferencedDataFiles(t, cat, ident, filepath.Join(dir, "db.db", "orders")); len(orphans) > 0 {
+		t.Errorf("files referenced by no snapshot: %v", orphans)
+	}
+}
