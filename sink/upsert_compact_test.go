@@ -2,7 +2,9 @@ package sink_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -307,5 +309,23 @@ func TestUpsertSinkExpiryKeepsSharedDeletionVectors(t *testing.T) {
 	}
 	if orphans := catalogtest.UnreferencedDataFiles(t, cat, ident, filepath.Join(dir, "db.db", "orders")); len(orphans) > 0 {
 		t.Errorf("files referenced by no snapshot: %v", orphans)
+	}
+}
+
+func TestDeleteRatioCompactionOptionChecked(t *testing.T) {
+	cat, _ := catalogtest.New(t)
+	ident := ordersTable(t, cat, "orders", 2, true)
+	for _, ratio := range []float64{-0.1, 1.5, math.NaN()} {
+		if _, err := sink.Open(context.Background(), cat, ident, sink.WithUpsert(upsertSpec), sink.WithDeleteRatioCompaction(ratio)); !errors.Is(err, sink.ErrBadOption) {
+			t.Errorf("Open(WithDeleteRatioCompaction(%v)) = %v, want ErrBadOption", ratio, err)
+		}
+	}
+	for _, ratio := range []float64{0, 0.5, 1} {
+		s, err := sink.Open(context.Background(), cat, ident, sink.WithUpsert(upsertSpec), sink.WithDeleteRatioCompaction(ratio))
+		if err != nil {
+			t.Errorf("Open(WithDeleteRatioCompaction(%v)) = %v, want nil", ratio, err)
+			continue
+		}
+		_ = s.Close(context.Background())
 	}
 }
