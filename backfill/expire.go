@@ -1,6 +1,8 @@
 package backfill
 
 import (
+	"slices"
+
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
@@ -16,7 +18,9 @@ import (
 //   - the data files deleted by an expired snapshot or by the oldest
 //     remaining one: each such commit recorded them as DELETED entries in
 //     the manifests it added, and only snapshots before it reference them
-//     (file paths are never re-added).
+//     (file paths are never re-added); a Puffin file of deletion
+//     vectors only once no remaining snapshot holds a live vector of it
+//     (one file holds the vectors of several data files).
 // linear reports whether md qualifies; otherwise iceberg-go's cleanup runs.
 
 // linear reports whether md has one branch, main, and every snapshot is on
@@ -69,6 +73,7 @@ func freedFiles(fsys iceio.IO, before, after icetable.Metadata) ([]string, error
 			oldestKept = s
 		}
 	}
+	shared := map[string]bool{} // Puffin files of removed deletion vectors
 	tombstonesOf := func(s *icetable.Snapshot, ms []iceberg.ManifestFile) error {
 		for _, m := range ms {
 			if m.SnapshotID() != s.SnapshotID || m.DeletedDataFiles() == 0 {
@@ -80,6 +85,10 @@ func freedFiles(fsys iceio.IO, before, after icetable.Metadata) ([]string, error
 			}
 			for _, e := range entries {
 				if e.Status() == iceberg.EntryStatusDELETED && e.SnapshotID() == s.SnapshotID {
+					if icetable.IsDeletionVector(e.DataFile()) {
+						shared[e.DataFile().FilePath()] = true
+						continue
+					}
 					out = append(out, e.DataFile().FilePath())
 				}
 			}
@@ -112,6 +121,11 @@ func freedFiles(fsys iceio.IO, before, after icetable.Metadata) ([]string, error
 			return nil, err
 		}
 	}
+	freed, err := unreferenced(fsys, after, shared)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, freed...)
 	for st := range before.Statistics() {
 		if expired[st.SnapshotID] && st.StatisticsPath != "" {
 			out = append(out, st.StatisticsPath)
@@ -122,5 +136,43 @@ func freedFiles(fsys iceio.IO, before, after icetable.Metadata) ([]string, error
 			out = append(out, st.StatisticsPath)
 		}
 	}
+	return out, nil
+}
+
+// unreferenced are the Puffin files of puffins (files of deletion
+// vectors some commit removed) that no live delete entry of a snapshot
+// of after references: one Puffin file holds the vectors of several data
+// files, and removing one vector leaves the others live. Only the delete
+// manifests of the remaining snapshots are read, and only when there are
+// such files.
+func unreferenced(fsys iceio.IO, after icetable.Metadata, puffins map[string]bool) ([]string, error) {
+	if len(puffins) == 0 {
+		return nil, nil
+	}
+	read := map[string]bool{}
+	for _, s := range after.Snapshots() {
+		ms, err := s.Manifests(fsys)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			if m.ManifestContent() != iceberg.ManifestContentDeletes || read[m.FilePath()] {
+				continue
+			}
+			read[m.FilePath()] = true
+			entries, err := m.FetchEntries(fsys, true)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range entries {
+				delete(puffins, e.DataFile().FilePath())
+			}
+		}
+	}
+	out := make([]string, 0, len(puffins))
+	for p := range puffins {
+		out = append(out, p)
+	}
+	slices.Sort(out)
 	return out, nil
 }

@@ -191,6 +191,11 @@ func (s *Sink) maintain(ctx context.Context, files []iceberg.DataFile) {
 			failed("compaction", err)
 		}
 	}
+	if !s.isSide && s.cfg.upsert != nil {
+		if err := s.compactChanged(ctx); err != nil {
+			failed("compaction", err)
+		}
+	}
 }
 
 // snapshotID is the id of tbl's current snapshot (0: none).

@@ -35,7 +35,9 @@ func (s *Sink) Key(str string) (partition.Key, error) {
 // attempt is committed and the partition is planned again on the new
 // state: a concurrent delete is never undone nor a new row dropped. A
 // partition with nothing to fold is left as it is (Unchanged, no
-// snapshot). Compaction snapshots carry no positions (the sink reads its
+// snapshot). In upsert mode ([WithUpsert]) the selected files of the
+// partition are rewritten instead of all of them, as
+// [WithDeleteRatioCompaction] says. Compaction snapshots carry no positions (the sink reads its
 // positions from the newest snapshot that records them) and leave the
 // sink's pending rows and their fence as they were.
 //

@@ -54,9 +54,10 @@ type config struct {
 	codeVersion    string
 	log            *slog.Logger
 	meterProvider  metric.MeterProvider
-	compactFiles   int    // compactfiles.go
-	compactSmall   int64  // 0: three quarters of the table's target file size
-	member         string // member.go: a fleet member's id; "" commits its own rows
+	compactFiles   int     // compactfiles.go
+	compactSmall   int64   // 0: three quarters of the table's target file size
+	compactRatio   float64 // compactupsert.go
+	member         string  // member.go: a fleet member's id; "" commits its own rows
 }
 
 func defaults() config {
@@ -69,6 +70,7 @@ func defaults() config {
 		expireRetain:   DefaultKeepSnapshots,
 		expireEvery:    DefaultExpireEvery,
 		compactFiles:   DefaultCompactFiles,
+		compactRatio:   DefaultCompactDeleteRatio,
 		runID:          uuid.NewString(),
 		log:            slog.New(slog.DiscardHandler),
 	}

@@ -64,6 +64,7 @@ type Sink struct {
 	dead     *Sink                   // the dead-letter table's sink; nil until the first dead letter
 	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window
 	small    map[partition.Key]int   // small data files committed to each partition since its last compaction (compactfiles.go)
+	changed  map[partition.Key]bool  // partitions upsert commits changed since their last compaction (compactupsert.go)
 	held     *heldMaintenance        // non-nil: maintenance held for an Ingester (ingester.go)
 	rows     int64                   // pending rows (main table)
 	bytes    int64

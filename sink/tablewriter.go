@@ -9,8 +9,12 @@ import (
 
 // compactPolicy is what the sink compacts: a partition of two or more
 // small data files (under [WithSmallFileCompaction]'s size), or with any
-// row-level delete file.
+// row-level delete file; in upsert mode the selected files of a
+// partition (upsertPolicy).
 func (s *Sink) compactPolicy() table.CompactPolicy {
+	if s.cfg.upsert != nil {
+		return s.upsertPolicy()
+	}
 	return table.CompactPolicy{MinDeleteRatio: 0, MinSmallFiles: 2, SmallFileBytes: s.cfg.compactSmall}
 }
 

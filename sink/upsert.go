@@ -150,6 +150,7 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 	s.cfg.log.Info("sink upsert commit", slog.String("table", s.name), slog.Int64("snapshot", res.SnapshotID),
 		slog.Int64("rows", rows), slog.Int64("upserted", cr.Upserted), slog.Int64("deleted", cr.Deleted),
 		slog.Int64("stale", cr.Stale), slog.Int64("late", cr.LateRows), slog.Int("attempts", res.Attempts))
+	s.noteChanged(res.Partitions)
 	s.maintain(ctx, nil)
 	return res, nil
 }

@@ -34,6 +34,12 @@ var ErrCompactMismatch = errors.New("table: compacted files do not hold the part
 // rows checked against the rows read (count and an order-insensitive sum
 // of row hashes): a mismatch fails with [ErrCompactMismatch].
 //
+// With a [CompactPolicy] of Scope [CompactFiles] only the selected data
+// files of the partition (those with many deleted rows, and its small
+// files) are read and rewritten, and the snapshot removes exactly them
+// and the delete files that apply to them only; the partition's other
+// files stay.
+//
 // A partition the writer's [CompactPolicy] does not select (no delete
 // files and few small files: nothing to fold) is left as it is, with no
 // snapshot (Unchanged); so is one already compacted by this code
@@ -90,19 +96,30 @@ func (w *Writer) compactOnce(ctx context.Context, op string, key partition.Key, 
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	if ok, _ := w.cfg.compactPolicy(tbl).needs(tasks); !ok {
+	pol := w.cfg.compactPolicy(tbl)
+	if ok, _ := pol.needs(tasks); !ok {
 		return commit.Result{Unchanged: true, Attempts: 1, SnapshotID: snapshotID(tbl), Partitions: []string{key.String()}}, nil
 	}
 	base, err := snapshotcommit.Files(ctx, tbl, spec, []partition.Key{key})
 	if err != nil {
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
 	}
-	part, st, err := w.rewrite(ctx, tbl, spec, key, tasks)
+	read := tasks // the data files rewritten: all, or those the policy selects
+	if pol.Scope == CompactFiles {
+		read, _ = pol.selectFiles(tasks)
+	}
+	part, st, err := w.rewrite(ctx, tbl, spec, key, read)
 	if err != nil {
 		if st != nil {
 			err = errors.Join(err, st.abort(err))
 		}
 		return commit.Result{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if pol.Scope == CompactFiles {
+		// Exactly the files read go; the Verify below holds that the
+		// partition is still as planned, so none of them gained a
+		// delete meanwhile and the files that stay are what they were.
+		part.Remove = rewritten(tasks, read)
 	}
 	basePaths := paths(base[key])
 	req := w.request(op, tbl, spec, []snapshotcommit.Part{part})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/apache/iceberg-go"
 	icetable "github.com/apache/iceberg-go/table"
 )
 
@@ -11,10 +12,12 @@ import (
 // whose delete files delete at least MinDeleteRatio of their data files'
 // rows, or that hold at least MinSmallFiles data files smaller than
 // SmallFileBytes. A partition that meets neither is left as it is.
+// Scope says what of a selected partition is rewritten.
 type CompactPolicy struct {
 	// MinDeleteRatio is the share of the partition's rows its delete
 	// files must delete, in [0, 1]; 0 rewrites a partition with any live
-	// delete file.
+	// delete file. With Scope [CompactFiles] it is the share of one data
+	// file's rows.
 	MinDeleteRatio float64
 	// MinSmallFiles is the number of small data files that makes a
 	// partition worth rewriting (at least 2: one file cannot be merged).
@@ -22,7 +25,31 @@ type CompactPolicy struct {
 	// SmallFileBytes is the size below which a data file is small; 0 is
 	// three quarters of the table's write.target-file-size-bytes.
 	SmallFileBytes int64
+	// Scope is what a selected partition's compaction rewrites: the
+	// whole partition ([CompactPartition], the zero value) or its
+	// selected files ([CompactFiles]).
+	Scope CompactScope
 }
+
+// CompactScope says what [Writer.Compact] rewrites of a partition its
+// [CompactPolicy] selects.
+type CompactScope int
+
+const (
+	// CompactPartition rewrites every data file of the partition, with
+	// its delete files, into files of the target size. The default.
+	CompactPartition CompactScope = iota
+	// CompactFiles rewrites only the partition's data files whose delete
+	// files delete at least MinDeleteRatio of the file's rows (deleted
+	// rows counted from the record counts of its position delete files,
+	// or its deletion vector's cardinality), and its small files once
+	// there are MinSmallFiles of them. The other data files and
+	// their delete files stay as they are, so the cost follows what
+	// changed, not the partition's size. A partition is selected when
+	// one of its data files meets MinDeleteRatio or it holds
+	// MinSmallFiles small files.
+	CompactFiles
+)
 
 // DefaultCompactPolicy rewrites a partition with any delete file, or
 // with 8 or more small files.
@@ -32,8 +59,8 @@ var DefaultCompactPolicy = CompactPolicy{MinDeleteRatio: 0, MinSmallFiles: 8}
 // [DefaultCompactPolicy].
 func WithCompactPolicy(p CompactPolicy) Option {
 	return func(c *config) error {
-		if p.MinDeleteRatio < 0 || p.MinDeleteRatio > 1 || p.MinSmallFiles < 2 || p.SmallFileBytes < 0 {
-			return fmt.Errorf("%w: compact policy %+v: want a delete ratio in [0, 1], at least 2 small files, a size >= 0", ErrBadOption, p)
+		if p.MinDeleteRatio < 0 || p.MinDeleteRatio > 1 || p.MinSmallFiles < 2 || p.SmallFileBytes < 0 || p.Scope < CompactPartition || p.Scope > CompactFiles {
+			return fmt.Errorf("%w: compact policy %+v: want a delete ratio in [0, 1], at least 2 small files, a size >= 0, a known scope", ErrBadOption, p)
 		}
 		c.compact = &p
 		return nil
@@ -64,6 +91,10 @@ func (p CompactPolicy) SmallFileLimit(tbl *icetable.Table) int64 {
 // needs reports whether the partition whose data files are tasks is worth
 // rewriting, and why.
 func (p CompactPolicy) needs(tasks []icetable.FileScanTask) (bool, string) {
+	if p.Scope == CompactFiles {
+		sel, why := p.selectFiles(tasks)
+		return sel != nil, why
+	}
 	var rows, deleted int64
 	small := 0
 	seen := map[string]bool{} // a delete file may apply to several data files
@@ -91,4 +122,105 @@ func (p CompactPolicy) needs(tasks []icetable.FileScanTask) (bool, string) {
 		return true, fmt.Sprintf("%d small data files", small)
 	}
 	return false, ""
+}
+
+// deleteID names a delete file of a task: its path, and for a deletion
+// vector the offset of its blob (one Puffin file holds several).
+func deleteID(d iceberg.DataFile) string {
+	if off := d.ContentOffset(); off != nil {
+		return fmt.Sprintf("%s#%d", d.FilePath(), *off)
+	}
+	return d.FilePath()
+}
+
+// taskDeletes are the row-level delete files iceberg-go's scan attached
+// to t.
+func taskDeletes(t icetable.FileScanTask) []iceberg.DataFile {
+	return slices.Concat(t.DeleteFiles, t.DeletionVectorFiles, t.EqualityDeleteFiles)
+}
+
+// fileDeleted is how many rows of t's data file its delete files delete,
+// at most: the record counts of its position delete files and deletion
+// vector (a position delete file of the whole partition counts in full
+// for each data file it is attached to, and an equality delete file
+// too: it may delete all of them).
+func fileDeleted(t icetable.FileScanTask) int64 {
+	var n int64
+	for _, d := range taskDeletes(t) {
+		n += d.Count()
+	}
+	return min(n, t.File.Count())
+}
+
+// selectFiles picks the data files of a partition (tasks) that
+// [CompactFiles] rewrites, and says why; nil when there is nothing to
+// fold: no file meets MinDeleteRatio and fewer than MinSmallFiles are
+// small, or the pick is one file without deletes.
+func (p CompactPolicy) selectFiles(tasks []icetable.FileScanTask) ([]icetable.FileScanTask, string) {
+	var heavy, small []icetable.FileScanTask
+	var deleted, rows int64
+	smallFiles := 0
+	for _, t := range tasks {
+		d := fileDeleted(t)
+		isSmall := t.File.FileSizeBytes() < p.SmallFileBytes
+		if isSmall {
+			smallFiles++
+		}
+		switch {
+		case d > 0 && (p.MinDeleteRatio == 0 || float64(d)/float64(max(t.File.Count(), 1)) >= p.MinDeleteRatio):
+			heavy = append(heavy, t)
+			deleted, rows = deleted+d, rows+t.File.Count()
+		case isSmall:
+			small = append(small, t)
+		}
+	}
+	sel := heavy
+	if smallFiles >= p.MinSmallFiles {
+		sel = append(sel, small...)
+	} else {
+		small = nil
+	}
+	if len(sel) == 0 || len(sel) == 1 && len(taskDeletes(sel[0])) == 0 {
+		return nil, ""
+	}
+	return sel, fmt.Sprintf("%d data files with deletes (%d of %d rows deleted), %d small data files", len(heavy), deleted, rows, len(small))
+}
+
+// rewritten are the live files of a partition a rewrite of sel (some of
+// the partition's data files, all being tasks) removes: sel's data
+// files, and the delete files that apply to nothing else: those scoped
+// to one of them (a deletion vector, a file-scoped position delete
+// file) and those the scan attached to rewritten data files only. A
+// delete file that also applies to a data file that stays, stays: its
+// positions in the rewritten files then name rows of files no longer in
+// the table, and its equality deletes apply to no newer row.
+func rewritten(tasks, sel []icetable.FileScanTask) []iceberg.DataFile {
+	out := make([]iceberg.DataFile, 0, 2*len(sel))
+	gone := make(map[string]bool, len(sel))
+	for _, t := range sel {
+		gone[t.File.FilePath()] = true
+		out = append(out, t.File)
+	}
+	stays := map[string]bool{}
+	for _, t := range tasks {
+		if gone[t.File.FilePath()] {
+			continue
+		}
+		for _, d := range taskDeletes(t) {
+			if ref := d.ReferencedDataFile(); ref == nil || !gone[*ref] {
+				stays[deleteID(d)] = true
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, t := range sel {
+		for _, d := range taskDeletes(t) {
+			id := deleteID(d)
+			if ref := d.ReferencedDataFile(); (ref != nil && gone[*ref] || !stays[id]) && !seen[id] {
+				seen[id] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }

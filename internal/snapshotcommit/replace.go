@@ -28,6 +28,32 @@ type Part struct {
 	// files, or the source snapshot read), recorded in the lineage
 	// (SummaryPartitionInputs); "" when unknown.
 	Input string
+	// Remove, when set, are the files of Key the replacement removes (a
+	// rewrite of some of its files: data files and the delete files that
+	// apply only to them); the partition's other files stay, and Files
+	// are added beside them. Nil removes every file of Key. Each attempt
+	// fails with [ErrFilesGone] when one of them is no longer live; a
+	// caller that must know the rest of the partition is unchanged too
+	// checks it in [Request].Verify.
+	Remove []iceberg.DataFile
+}
+
+// removed are the files of cur, the live files of part's partition,
+// that part's replacement removes, and those that stay.
+func (part Part) removed(cur []iceberg.DataFile) (del, kept []iceberg.DataFile) {
+	if part.Remove == nil {
+		return cur, nil
+	}
+	gone := make(map[string]bool, len(part.Remove))
+	for _, f := range part.Remove {
+		gone[fileID(f)] = true
+	}
+	for _, f := range cur {
+		if !gone[fileID(f)] {
+			kept = append(kept, f)
+		}
+	}
+	return part.Remove, kept
 }
 
 // Request is one atomic replacement of one or more partitions.
@@ -75,7 +101,8 @@ func (req *Request) ref() string {
 }
 
 // Replace commits req: one snapshot in which every partition of req.Parts
-// holds exactly its new files. See the package documentation for the loop.
+// holds exactly its new files (with [Part].Remove: its new files beside
+// those it keeps). See the package documentation for the loop.
 //
 // On error the caller owns req's files: it removes them, except after an
 // *UnknownOutcomeError. The replacement files of older-spec decisions
@@ -159,6 +186,7 @@ func (r *replacement) apply(ctx context.Context, tbl *icetable.Table, res *commi
 	// The parts this attempt commits: all of them, or with SkipHeld those
 	// that do not hold their input on this state.
 	parts := make([]Part, 0, len(req.Parts))
+	var left [][]iceberg.DataFile // the files of each part's partition once committed
 	res.PerPartition = nil
 	for _, part := range req.Parts {
 		cur := p.current[part.Key]
@@ -168,9 +196,11 @@ func (r *replacement) apply(ctx context.Context, tbl *icetable.Table, res *commi
 			continue
 		}
 		unchanged = unchanged && held
-		del = append(del, cur...)
+		gone, kept := part.removed(cur)
+		del = append(del, gone...)
 		add = append(add, part.Files...)
 		parts = append(parts, part)
+		left = append(left, append(slices.Clip(kept), part.Files...))
 	}
 	if unchanged || (len(del) == 0 && len(add) == 0) {
 		return nil, nil
@@ -178,7 +208,7 @@ func (r *replacement) apply(ctx context.Context, tbl *icetable.Table, res *commi
 	res.Partitions, res.AddedRows = nil, 0
 	fps, files := make([]string, len(parts)), make([]string, len(parts))
 	for i, part := range parts {
-		fps[i], files[i] = part.Fingerprint, filesHash(part.Files)
+		fps[i], files[i] = part.Fingerprint, filesHash(left[i])
 		res.Partitions = append(res.Partitions, part.Key.String())
 		res.AddedRows += part.Rows
 	}
