@@ -20,8 +20,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/icerun/icerun/catalogconfig"
 )
 
 // droppedRound matches a committer round's log line that dropped hand-overs.
@@ -46,19 +44,21 @@ func TestKafkaFleetChaos(t *testing.T) {
 		}
 		t.Skip("no Kafka broker: run under scripts/integration kafka")
 	}
+	bin := filepath.Join(t.TempDir(), "icerun")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/icerun").CombinedOutput(); err != nil {
+		t.Fatalf("build icerun: %v\n%s", err, out)
+	}
+	for _, tg := range chaosTargets(t) {
+		t.Run(tg.name, func(t *testing.T) { kafkaFleetChaos(t, brokers, bin, tg.make(t)) })
+	}
+}
+
+// kafkaFleetChaos is one fleet chaos run against the catalog cc.
+func kafkaFleetChaos(t *testing.T, brokers, bin string, cc chaosCatalog) {
 	ctx := context.Background()
 	began := time.Now()
 	procs, messages := envInt("ICERUN_FLEET_PROCS", 5), envInt("ICERUN_FLEET_MESSAGES", 6000)
 	parts := 2 * procs
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "icerun")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/icerun").CombinedOutput(); err != nil {
-		t.Fatalf("build icerun: %v\n%s", err, out)
-	}
-	wh := filepath.Join(dir, "warehouse")
-	cc := chaosCatalog{ns: "db", args: []string{"-warehouse", wh}, open: func(ctx context.Context) (catalog.Catalog, error) {
-		return catalogconfig.OpenLocal(ctx, wh)
-	}}
 	cat, err := cc.open(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestKafkaFleetChaos(t *testing.T) {
 			"-group", "g-" + topic, "-control-topic", control, "-commit-interval", interval.String(),
 			"-session-timeout", chaosSession.String()}, cc.args...)
 		cmd := exec.Command(bin, args...)
-		cmd.Env = os.Environ()
+		cmd.Env = append(os.Environ(), cc.env...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
