@@ -38,6 +38,16 @@ import (
 // follows them), then the broker (ICERUN_KAFKA_RESTART). At the end the
 // Iceberg table equals the PostgreSQL table row for row.
 func TestDebeziumSink(t *testing.T) {
+	for _, mode := range []string{"copy-on-write", "merge-on-read"} {
+		t.Run(mode, func(t *testing.T) {
+			debeziumSink(t, iceberg.Properties{"write.upsert.mode": mode, "write.merge.mode": mode,
+				"write.update.mode": mode, "write.delete.mode": mode})
+		})
+	}
+}
+
+// debeziumSink runs the proof on a table whose write-mode properties are props.
+func debeziumSink(t *testing.T, props iceberg.Properties) {
 	connectURL, pgURI, brokers := os.Getenv("ICERUN_CONNECT_URL"), os.Getenv("ICERUN_PG_URI"), os.Getenv("ICERUN_KAFKA_BROKERS")
 	if connectURL == "" || pgURI == "" || brokers == "" {
 		if required("debezium") {
@@ -91,7 +101,7 @@ func TestDebeziumSink(t *testing.T) {
 		iceberg.NestedField{ID: 6, Name: "_cdc_lsn", Type: iceberg.PrimitiveTypes.Int64},
 	)
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{4}, FieldID: 1000, Name: "day", Transform: iceberg.IdentityTransform{}})
-	if _, err := cat.CreateTable(ctx, ident, sch, catalog.WithPartitionSpec(&spec)); err != nil {
+	if _, err := cat.CreateTable(ctx, ident, sch, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props)); err != nil {
 		t.Fatal(err)
 	}
 	if c, ok := cat.(interface{ Close() error }); ok {
