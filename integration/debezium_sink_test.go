@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -277,7 +278,20 @@ func debeziumSink(t *testing.T, props iceberg.Properties) {
 	if err != nil || pos[sink.SourcePartition{Source: "kafka:" + topic}] != last {
 		t.Errorf("positions = %v, %v; want kafka:%s/0 at %d (the last tombstone)", pos, err, topic, last)
 	}
-	t.Logf("Iceberg table equals PostgreSQL's: %d rows; position at offset %d, the last tombstone", len(got), last)
+	// The write mode is the one asked for: merge-on-read commits delete
+	// files (later compacted away, so the history is read, not the
+	// current snapshot); copy-on-write never does.
+	var deleteFiles int
+	for _, sn := range loaded.Metadata().Snapshots() {
+		if sn.Summary != nil {
+			n, _ := strconv.Atoi(sn.Summary.Properties["added-delete-files"])
+			deleteFiles += n
+		}
+	}
+	if mor := props["write.upsert.mode"] == "merge-on-read"; mor != (deleteFiles > 0) {
+		t.Errorf("%s table: %d delete files added over its history", props["write.upsert.mode"], deleteFiles)
+	}
+	t.Logf("Iceberg table equals PostgreSQL's: %d rows; position at offset %d, the last tombstone; %d delete files added", len(got), last, deleteFiles)
 }
 
 // lastOffset waits for the tombstone after the delete of id 40 on topic
