@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,6 +39,16 @@ import (
 // follows them), then the broker (ICERUN_KAFKA_RESTART). At the end the
 // Iceberg table equals the PostgreSQL table row for row.
 func TestDebeziumSink(t *testing.T) {
+	for _, mode := range []string{"copy-on-write", "merge-on-read"} {
+		t.Run(mode, func(t *testing.T) {
+			debeziumSink(t, iceberg.Properties{"write.upsert.mode": mode, "write.merge.mode": mode,
+				"write.update.mode": mode, "write.delete.mode": mode})
+		})
+	}
+}
+
+// debeziumSink runs the proof on a table whose write-mode properties are props.
+func debeziumSink(t *testing.T, props iceberg.Properties) {
 	connectURL, pgURI, brokers := os.Getenv("ICERUN_CONNECT_URL"), os.Getenv("ICERUN_PG_URI"), os.Getenv("ICERUN_KAFKA_BROKERS")
 	if connectURL == "" || pgURI == "" || brokers == "" {
 		if required("debezium") {
@@ -91,7 +102,7 @@ func TestDebeziumSink(t *testing.T) {
 		iceberg.NestedField{ID: 6, Name: "_cdc_lsn", Type: iceberg.PrimitiveTypes.Int64},
 	)
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{4}, FieldID: 1000, Name: "day", Transform: iceberg.IdentityTransform{}})
-	if _, err := cat.CreateTable(ctx, ident, sch, catalog.WithPartitionSpec(&spec)); err != nil {
+	if _, err := cat.CreateTable(ctx, ident, sch, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props)); err != nil {
 		t.Fatal(err)
 	}
 	if c, ok := cat.(interface{ Close() error }); ok {
@@ -267,7 +278,20 @@ func TestDebeziumSink(t *testing.T) {
 	if err != nil || pos[sink.SourcePartition{Source: "kafka:" + topic}] != last {
 		t.Errorf("positions = %v, %v; want kafka:%s/0 at %d (the last tombstone)", pos, err, topic, last)
 	}
-	t.Logf("Iceberg table equals PostgreSQL's: %d rows; position at offset %d, the last tombstone", len(got), last)
+	// The write mode is the one asked for: merge-on-read commits delete
+	// files (later compacted away, so the history is read, not the
+	// current snapshot); copy-on-write never does.
+	var deleteFiles int
+	for _, sn := range loaded.Metadata().Snapshots() {
+		if sn.Summary != nil {
+			n, _ := strconv.Atoi(sn.Summary.Properties["added-delete-files"])
+			deleteFiles += n
+		}
+	}
+	if mor := props["write.upsert.mode"] == "merge-on-read"; mor != (deleteFiles > 0) {
+		t.Errorf("%s table: %d delete files added over its history", props["write.upsert.mode"], deleteFiles)
+	}
+	t.Logf("Iceberg table equals PostgreSQL's: %d rows; position at offset %d, the last tombstone; %d delete files added", len(got), last, deleteFiles)
 }
 
 // lastOffset waits for the tombstone after the delete of id 40 on topic
