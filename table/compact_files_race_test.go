@@ -3,7 +3,9 @@ package table_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,21 +138,26 @@ func TestCompactFilesConcurrentRowDeltas(t *testing.T) {
 				require.NoError(t, err, "amount of %q", line)
 				got[id] = append(got[id], amount)
 			}
+			var wrong []string
 			for id, amounts := range got {
 				want, ok := model[id]
 				switch {
 				case !ok:
-					t.Errorf("order %d: rows %v, want none (deleted or never written)", id, amounts)
+					wrong = append(wrong, fmt.Sprintf("order %d: rows %v, want none (deleted or never written)", id, amounts))
 				case len(amounts) != 1:
-					t.Errorf("order %d: %d rows %v, want one", id, len(amounts), amounts)
+					wrong = append(wrong, fmt.Sprintf("order %d: %d rows %v, want one", id, len(amounts), amounts))
 				case amounts[0] != want:
-					t.Errorf("order %d: amount %d, want %d", id, amounts[0], want)
+					wrong = append(wrong, fmt.Sprintf("order %d: amount %d, want %d", id, amounts[0], want))
 				}
 			}
 			for id, want := range model {
 				if _, ok := got[id]; !ok {
-					t.Errorf("order %d (amount %d) lost", id, want)
+					wrong = append(wrong, fmt.Sprintf("order %d (amount %d) lost", id, want))
 				}
+			}
+			if len(wrong) > 0 {
+				slices.Sort(wrong)
+				t.Errorf("%d orders differ from the committed upserts and deletes, first: %s", len(wrong), strings.Join(wrong[:min(len(wrong), 10)], "; "))
 			}
 			assert.Empty(t, catalogtest.UnreferencedDataFiles(t, cat, ident, dir), "files left by lost compactions")
 		})
