@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,11 +52,13 @@ func TestCompactFilesConcurrentRowDeltas(t *testing.T) {
 			part := dayKey(t, cw, day0)
 
 			var started, finished atomic.Int64 // Compact calls begun, returned
+			var stopped atomic.Bool            // the compactor returned
 			var landed, conflicts, unchanged int
 			var compactErr error
 			done := make(chan struct{})
 			var wg sync.WaitGroup
 			wg.Go(func() {
+				defer stopped.Store(true)
 				for {
 					select {
 					case <-done:
@@ -82,6 +85,12 @@ func TestCompactFilesConcurrentRowDeltas(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(len(format)), 7))
 			var overlapped, deltaConflicts int
 			for round := range deltas {
+				// Each delta waits for one more Compact call to end, so the
+				// compactor is not starved (under -race a compaction takes
+				// several deltas' time); the next one is under way then.
+				for prev := finished.Load(); finished.Load() == prev && !stopped.Load(); {
+					time.Sleep(time.Millisecond)
+				}
 				n := 10 + rng.IntN(30)
 				picked := make([]orderdata.Order, 0, n)
 				for _, i := range rng.Perm(keys)[:n] {
