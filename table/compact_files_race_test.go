@@ -82,7 +82,7 @@ func TestCompactFilesConcurrentRowDeltas(t *testing.T) {
 				}
 			})
 
-			rng := rand.New(rand.NewPCG(uint64(len(format)), 7))
+			rng := rand.New(rand.NewPCG(uint64(format[0]), 7))
 			var overlapped, deltaConflicts int
 			for round := range deltas {
 				// Each delta waits for one more Compact call to end, so the
