@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -205,7 +206,7 @@ func f(ctx context.Context, tbl *icetable.Table, h holder) {
 	_, _ = g(ctx)
 	_, _ = other{}.Commit(ctx)
 }`
-	_, imp := listModule(t, "github.com/apache/iceberg-go/table")
+	_, imp := listModule(t, "./...") // the module's list holds iceberg-go/table: one go list for both tests
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "x.go", src, 0)
 	if err != nil {
@@ -230,7 +231,38 @@ type listedPackage struct {
 
 // listModule lists the packages of patterns and their dependencies, with
 // export data, and returns an importer of that export data.
+// The list of a set of patterns is made once per test binary.
 func listModule(t *testing.T, patterns ...string) ([]listedPackage, func(*token.FileSet) types.Importer) {
+	t.Helper()
+	key := strings.Join(patterns, " ")
+	listedMu.Lock()
+	defer listedMu.Unlock()
+	l, ok := listed[key]
+	if !ok {
+		l.pkgs, l.exports = goList(t, patterns...)
+		listed[key] = l
+	}
+	exports := l.exports
+	return l.pkgs, func(fset *token.FileSet) types.Importer {
+		return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+			if exports[path] == "" {
+				return nil, errors.New("no export data of " + path)
+			}
+			return os.Open(exports[path])
+		})
+	}
+}
+
+var (
+	listedMu sync.Mutex
+	listed   = map[string]struct {
+		pkgs    []listedPackage
+		exports map[string]string
+	}{}
+)
+
+// goList runs go list -export -deps over patterns.
+func goList(t *testing.T, patterns ...string) ([]listedPackage, map[string]string) {
 	t.Helper()
 	args := append([]string{"list", "-export", "-deps", "-json=ImportPath,Dir,Export,GoFiles,Module"}, patterns...)
 	cmd := exec.Command("go", args...)
@@ -252,14 +284,7 @@ func listModule(t *testing.T, patterns ...string) ([]listedPackage, func(*token.
 		pkgs = append(pkgs, p)
 		exports[p.ImportPath] = p.Export
 	}
-	return pkgs, func(fset *token.FileSet) types.Importer {
-		return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-			if exports[path] == "" {
-				return nil, errors.New("no export data of " + path)
-			}
-			return os.Open(exports[path])
-		})
-	}
+	return pkgs, exports
 }
 
 // txnCommits type-checks files, the package path, and returns where they
