@@ -107,7 +107,10 @@ func runChurn(t *testing.T, s *sink.Sink, batches [][]orderEvent, from int) {
 // (without compaction each commit leaves one more data file, and delete
 // files with it), and the table holds every key's latest state.
 func TestUpsertSinkCompactsAsItGoes(t *testing.T) {
-	const commits = 40
+	commits := 40
+	if testing.Short() {
+		commits = 24 // still past the bound (DefaultCompactFiles+1) a run without compaction would cross
+	}
 	batches := churn(commits, 8)
 	want := latest(batches)
 	for _, m := range upsertModes {
@@ -239,7 +242,10 @@ func TestUpsertSinkCompactionRacesApplyChanges(t *testing.T) {
 // the positions back with the rows: a new sink resumes from there, and
 // the compacted table ends as a clean run leaves it.
 func TestUpsertSinkRollbackToCompaction(t *testing.T) {
-	const commits = 30
+	commits := 30
+	if testing.Short() {
+		commits = 20
+	}
 	batches := churn(commits, 8)
 	want := latest(batches)
 	for _, v := range []int{2, 3} {
@@ -276,7 +282,7 @@ func TestUpsertSinkRollbackToCompaction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pos[sp0] < 2 || pos[sp0]%3 != 2 || pos[sp0] >= 3*commits/2 {
+			if pos[sp0] < 2 || pos[sp0]%3 != 2 || pos[sp0] >= int64(3*commits/2) {
 				t.Fatalf("Start after the rollback = %d, want the end of a commit of the first half", pos[sp0])
 			}
 			runChurn(t, r, batches, int(pos[sp0]+1)/3)
