@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/iceberg-go"
@@ -22,6 +22,7 @@ import (
 	_ "github.com/uptrace/bun/driver/pgdriver" // registers sql.driver=pg
 
 	"github.com/icerun/icerun/internal"
+	"github.com/icerun/icerun/internal/enginestest"
 )
 
 // Catalog is one test's catalog, open in Go (iceberg-go's SQL or REST
@@ -32,9 +33,10 @@ type Catalog struct {
 	NS     string // a namespace created for the test
 	Cat    catalog.Catalog
 	Props  iceberg.Properties // iceberg-go's properties, enough to open it again
-
-	e *Engines
 }
+
+// catalogs counts the catalogs opened, for fresh names.
+var catalogs atomic.Int64
 
 // Targets are the catalog targets configured in this environment: sqlite
 // always, rest with ICERUN_REST_URI, pg with ICERUN_PG_URI, s3 with
@@ -83,11 +85,7 @@ func (e *Engines) NewCatalog(t testing.TB, target string) *Catalog {
 	default:
 		t.Fatalf("interop: unknown target %q (sqlite, pg, s3, pg+s3, rest)", target)
 	}
-	e.mu.Lock()
-	e.catalogs++
-	n := e.catalogs
-	e.mu.Unlock()
-	name := fmt.Sprintf("c%d_%s", n, randomID())
+	name := fmt.Sprintf("c%d_%s", catalogs.Add(1), randomID())
 	dir := t.TempDir()
 
 	var (
@@ -110,11 +108,11 @@ func (e *Engines) NewCatalog(t testing.TB, target string) *Catalog {
 	if c, ok := cat.(interface{ Close() error }); ok {
 		t.Cleanup(func() { _ = c.Close() })
 	}
-	c := &Catalog{Target: target, Name: name, NS: ns, Cat: cat, Props: props, e: e}
+	c := &Catalog{Target: target, Name: name, NS: ns, Cat: cat, Props: props}
 	if err := cat.CreateNamespace(ctx, icetable.Identifier{c.NS}, nil); err != nil {
 		t.Fatalf("create namespace %s on %s: %v", c.NS, target, err)
 	}
-	e.Do(t, Request{"op": "configure_catalog", "name": name, "spark": spark, "pyiceberg": py})
+	e.Configure(t, name, spark, py)
 	return c
 }
 
@@ -124,12 +122,6 @@ func (e *Engines) NewCatalog(t testing.TB, target string) *Catalog {
 // folder (in dir or in the S3 bucket).
 func sqlConfig(t testing.TB, target, name, dir string) (props iceberg.Properties, spark, py map[string]string) {
 	t.Helper()
-	spark = map[string]string{
-		"catalog-impl":        "org.apache.iceberg.jdbc.JdbcCatalog",
-		"jdbc.schema-version": "V1",
-		"cache-enabled":       "false", // every query sees the catalog's current metadata
-	}
-	py = map[string]string{}
 	warehouse := "file://" + dir
 	if strings.Contains(target, "s3") {
 		warehouse = "s3://" + os.Getenv("ICERUN_S3_BUCKET") + "/interop-" + name
@@ -151,15 +143,13 @@ func sqlConfig(t testing.TB, target, name, dir string) (props iceberg.Properties
 			sqlcat.DriverKey:      "pg",
 			"init_catalog_tables": "true",
 		}
-		spark["uri"] = "jdbc:postgresql://" + u.Host + u.Path
+		spark = enginestest.SparkJDBC("jdbc:postgresql://"+u.Host+u.Path, warehouse)
 		spark["jdbc.user"] = u.User.Username()
 		spark["jdbc.password"] = pass
-		py["uri"] = "postgresql+psycopg2://" + u.User.String() + "@" + u.Host + u.Path
+		py = map[string]string{"uri": "postgresql+psycopg2://" + u.User.String() + "@" + u.Host + u.Path}
 	} else {
 		props = internal.SQLiteProps(dir)
-		file := filepath.Join(dir, "catalog.db")
-		spark["uri"] = "jdbc:sqlite:" + file
-		py["uri"] = "sqlite:///" + file
+		spark, py = enginestest.LocalCatalog(dir)
 	}
 	props["warehouse"] = warehouse
 	spark["warehouse"] = warehouse

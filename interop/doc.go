@@ -16,17 +16,20 @@
 //
 // # Harness
 //
-// One Python process per test binary (engines.py, started on first use and
-// stopped by TestMain) holds ONE Spark session (local[2]) and PyIceberg,
-// driven over stdin/stdout with JSON lines. [Engines] is its Go client:
-// [Engines.SparkSQL], [Engines.PyIcebergScan], [Engines.Inspect] and
-// [Engines.Batch]. [Engines.NewCatalog] opens a fresh catalog for one test
-// on one target (embedded SQLite, PostgreSQL, S3, PostgreSQL+S3) under a
-// name of its own, and registers the same catalog under that name in Spark
-// (Java's JdbcCatalog, jdbc.schema-version=V1) and in PyIceberg (its
-// SqlCatalog). The name matters: the catalog_name column of iceberg_tables
-// must equal the Spark catalog's name, and Spark caches a catalog by name,
-// so a fresh name per test lets one JVM serve every test.
+// The engines are internal/enginestest's: one Python process per test
+// binary (its engines.py, started on first use and stopped by TestMain)
+// holds ONE Spark session (local[2]) and PyIceberg, driven over
+// stdin/stdout with JSON lines. [Engines] is that client with the suite's
+// catalogs: [Engines.SparkSQL], [Engines.PyIcebergScan], [Engines.Inspect]
+// and [Engines.Batch] come from the client; [Engines.NewCatalog] opens a
+// fresh catalog for one test on one target (embedded SQLite, PostgreSQL,
+// S3, PostgreSQL+S3, REST) under a name of its own, and registers the same
+// catalog under that name in Spark (Java's JdbcCatalog,
+// jdbc.schema-version=V1, or its RESTCatalog) and in PyIceberg (its
+// SqlCatalog or RestCatalog). The name
+// matters: the catalog_name column of iceberg_tables must equal the Spark
+// catalog's name, and Spark caches a catalog by name, so a fresh name per
+// test lets one JVM serve every test.
 //
 // Values cross the pipe as typed strings ([Row]), lossless: NaN and -0.0
 // keep their bits, decimals their scale, timestamps are microseconds.

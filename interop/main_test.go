@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/icerun/icerun/internal/enginestest"
 )
 
 // stats counts what the suite compared, for its closing line.
@@ -26,9 +28,9 @@ func (c *counts) add(tables, queries int) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared != nil {
-		fmt.Fprintf(os.Stderr, "interop: %d tables checked, %d reads compared, %d engine requests\n", stats.tables, stats.queries, shared.Requests)
+	if e := enginestest.Running(); e != nil {
+		fmt.Fprintf(os.Stderr, "interop: %d tables checked, %d reads compared, %d engine requests\n", stats.tables, stats.queries, e.Requests)
 	}
-	Stop()
+	enginestest.Stop()
 	os.Exit(code)
 }

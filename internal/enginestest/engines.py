@@ -1,4 +1,5 @@
-"""The reference engines of icerun's interop suite, driven by Go over JSON lines.
+"""The reference engines of icerun's test suites, driven by Go over JSON lines
+(internal/enginestest is the client; the interop and integration suites use it).
 
 One process per `go test` run: ONE Spark session (Java Iceberg through the
 iceberg-spark-runtime jar) and PyIceberg. Requests arrive on stdin, one JSON
