@@ -134,7 +134,7 @@ func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 		return res, err
 	}
 	if merged == nil { // found by its token after an unknown outcome: read what landed
-		if err := s.load(ctx); err != nil {
+		if err := s.refresh(ctx, nil); err != nil {
 			return res, err
 		}
 		merged = s.committed
@@ -142,7 +142,7 @@ func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 			s.keys.forget()
 		}
 	}
-	s.committed = merged
+	s.committed = s.committed.after(merged, s.pending)
 	s.stats.Appended += s.rows
 	s.stats.Commits++
 	s.meters.add(ctx, s.stats)

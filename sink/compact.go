@@ -52,7 +52,7 @@ func (s *Sink) Compact(ctx context.Context, key partition.Key) (commit.Result, e
 	if err != nil {
 		return res, err
 	}
-	return res, s.load(ctx)
+	return res, s.refresh(ctx, nil)
 }
 
 // compact runs the table's compaction of partition k.

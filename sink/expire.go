@@ -25,7 +25,7 @@ func (s *Sink) expire(ctx context.Context) error {
 		return fmt.Errorf("sink: expire %s: %w", s.name, err)
 	}
 	s.cfg.log.Info("sink snapshot expiry", slog.String("table", s.name), slog.Int("retain_last", s.cfg.expireRetain))
-	return s.load(ctx)
+	return s.refresh(ctx, nil)
 }
 
 // metadataPruning adds to props, when the sink expires snapshots and the

@@ -3,6 +3,7 @@ package sink
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -103,6 +104,21 @@ func (m marks) encode() (string, error) {
 	}
 	b, err := json.Marshal(out) // map keys sorted: the same marks encode the same
 	return string(b), err
+}
+
+// after is the sink's marks m after a commit of pending that recorded
+// merged (the table's marks with pending's): pending's source partitions
+// at their new marks, every other one the sink holds a mark of at that
+// mark (see [Sink.refresh]: the table's may have moved, and must fence),
+// and those it holds none of at the table's.
+func (m marks) after(merged, pending marks) marks {
+	out := maps.Clone(merged)
+	for sp, old := range m {
+		if _, own := pending[sp]; !own {
+			out[sp] = old
+		}
+	}
+	return out
 }
 
 // decodeMarks decodes the positions s records. A value that is not the

@@ -188,6 +188,30 @@ func (s *Sink) load(ctx context.Context) error {
 	return nil
 }
 
+// refresh reads the table as load does, but keeps the sink's mark of
+// every source partition it holds one of: the mark it read when it
+// started the partition, or the one its own last commit of it wrote. A
+// table mark that moved since (a rollback of main, another owner's
+// commit) fences the sink's next commit of that partition; it must not
+// become the partition's new start, as the source resumes from Start
+// only and is elsewhere (after a rollback, rows committed past the
+// rolled-back mark would leave a gap). A compaction or an expiry
+// refreshes; Start and Open load. The source partitions of landed (a
+// commit of the sink found after an unknown outcome, its pending batch
+// already reset) take the table's marks.
+func (s *Sink) refresh(ctx context.Context, landed marks) error {
+	old := s.committed
+	if err := s.load(ctx); err != nil {
+		return err
+	}
+	for sp, m := range old {
+		if _, ok := landed[sp]; !ok {
+			s.committed[sp] = m
+		}
+	}
+	return nil
+}
+
 // Start reads the positions the table holds for sps (all the table's
 // when none is named), to resume each source partition one past its
 // offset (-1: the table holds nothing of it). Rows still pending are

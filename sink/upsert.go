@@ -95,10 +95,11 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 		res, merged, err := s.commitPositions(ctx)
 		if err == nil {
 			if merged == nil { // found by its token after an unknown outcome
+				landed := s.pending
 				s.reset()
-				err = s.load(ctx)
+				err = s.refresh(ctx, landed)
 			} else {
-				s.committed = merged
+				s.committed = s.committed.after(merged, s.pending)
 			}
 			s.stats.Commits++
 		}
@@ -133,17 +134,18 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 		return res, fmt.Errorf("sink: %s: %w", s.name, err)
 	}
 	if merged == nil { // found by its token after an unknown outcome: read what landed
+		landed := s.pending
 		s.reset() // the pending marks are committed: no longer the fence
-		if err := s.load(ctx); err != nil {
+		if err := s.refresh(ctx, landed); err != nil {
 			return res, err
 		}
 		merged = s.committed
 	} else if tbl := w.Table(); tbl != nil && snapshotID(tbl) == res.SnapshotID {
 		s.tbl = tbl
-	} else if err := s.load(ctx); err != nil {
+	} else if err := s.refresh(ctx, nil); err != nil {
 		return res, err
 	}
-	s.committed = merged
+	s.committed = s.committed.after(merged, s.pending)
 	s.stats.Appended += rows
 	s.stats.Commits++
 	s.meters.add(ctx, s.stats)
