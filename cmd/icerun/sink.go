@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hamba/avro/v2"
+
 	"github.com/icerun/icerun/sink"
 	"github.com/icerun/icerun/sink/decode"
 	"github.com/icerun/icerun/sink/kafka"
@@ -29,9 +31,9 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	var sec kafkaSecurity
 	sec.addFlags(fs)
 	group := fs.String("group", "", "consumer group (its own: the sink never commits offsets to the broker; it resumes from the table)")
-	format := fs.String("format", "json", "message format: json (objects, fields mapped to columns by name), avro (with -avro-schemas or -avro-schema) or debezium (Debezium change events in Kafka Connect's JSON, with or without the schema part: the row from after, or before for a delete; the table's _cdc_op (string), _cdc_lsn and _cdc_ts_ms (long) columns, when it has them, take the op and source.lsn/ts_ms; tombstones move the position without a row)")
-	avroSchemas := fs.String("avro-schemas", "", "with -format avro: messages in the Confluent wire format (magic byte 0, 4-byte schema id, Avro datum), writer schemas read from DIR/<id>.avsc (no schema registry client)")
-	avroSchema := fs.String("avro-schema", "", "with -format avro: each message is one bare Avro datum written with the schema in this .avsc file")
+	format := fs.String("format", "json", "message format: json (objects, fields mapped to columns by name), avro (with -avro-schemas or -avro-schema) or debezium (Debezium change events in Kafka Connect's JSON, with or without the schema part, or in Avro with -avro-schemas or -avro-schema: the row from after, or before for a delete; the table's _cdc_op (string), _cdc_lsn and _cdc_ts_ms (long) columns, when it has them, take the op and source.lsn/ts_ms; tombstones move the position without a row)")
+	avroSchemas := fs.String("avro-schemas", "", "with -format avro or debezium: messages in the Confluent wire format (magic byte 0, 4-byte schema id, Avro datum), writer schemas read from DIR/<id>.avsc (no schema registry client)")
+	avroSchema := fs.String("avro-schema", "", "with -format avro or debezium: each message is one bare Avro datum written with the schema in this .avsc file")
 	evolve := fs.Bool("evolve", false, "add an optional column to the table for a message field it lacks, and an optional field to a struct column for a field inside it the struct lacks (type from the Avro writer schema, or from the JSON value), in a commit of its own before the rows that need it; without it such fields are ignored")
 	rows := fs.Int64("commit-rows", 100_000, "commit once this many rows are pending")
 	bytes := fs.Int64("commit-bytes", 64<<20, "commit once the pending rows hold this many bytes")
@@ -187,30 +189,39 @@ func sinkFormat(format, avroDir, avroFile string) (decode.Format, error) {
 	switch format {
 	case "json":
 		if avroDir != "" || avroFile != "" {
-			return nil, fmt.Errorf("%w: -avro-schemas and -avro-schema need -format avro", errUsage)
+			return nil, fmt.Errorf("%w: -avro-schemas and -avro-schema need -format avro or debezium", errUsage)
 		}
 		return decode.JSONFormat(), nil
 	case "avro":
-		switch {
-		case (avroDir == "") == (avroFile == ""):
+		if avroDir == "" && avroFile == "" {
 			return nil, fmt.Errorf("%w: -format avro needs one of -avro-schemas DIR (Confluent wire format) and -avro-schema FILE (bare datums)", errUsage)
-		case avroDir != "":
-			schemas, err := decode.LoadAvroSchemas(avroDir)
-			if err != nil {
-				return nil, fmt.Errorf("%w: -avro-schemas: %w", errUsage, err)
-			}
-			return decode.AvroConfluent(schemas), nil
 		}
-		w, err := decode.LoadAvroSchema(avroFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: -avro-schema: %w", errUsage, err)
-		}
-		return decode.Avro(w), nil
+		return sinkAvroFormat(avroDir, avroFile, decode.AvroConfluent, decode.Avro)
 	case "debezium":
-		if avroDir != "" || avroFile != "" {
-			return nil, fmt.Errorf("%w: -avro-schemas and -avro-schema need -format avro", errUsage)
+		if avroDir == "" && avroFile == "" {
+			return decode.DebeziumFormat(), nil // Kafka Connect's JSON
 		}
-		return decode.DebeziumFormat(), nil
+		return sinkAvroFormat(avroDir, avroFile, decode.DebeziumAvroConfluent, decode.DebeziumAvro)
 	}
 	return nil, fmt.Errorf("%w: -format %q: json, avro or debezium", errUsage, format)
+}
+
+// sinkAvroFormat is the Avro format of -avro-schemas DIR (confluent, the
+// Confluent wire format) or -avro-schema FILE (bare datums).
+func sinkAvroFormat(avroDir, avroFile string, confluent func(map[int32]avro.Schema) decode.Format, bare func(avro.Schema) decode.Format) (decode.Format, error) {
+	switch {
+	case avroDir != "" && avroFile != "":
+		return nil, fmt.Errorf("%w: -avro-schemas DIR (Confluent wire format) or -avro-schema FILE (bare datums), not both", errUsage)
+	case avroDir != "":
+		schemas, err := decode.LoadAvroSchemas(avroDir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: -avro-schemas: %w", errUsage, err)
+		}
+		return confluent(schemas), nil
+	}
+	w, err := decode.LoadAvroSchema(avroFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: -avro-schema: %w", errUsage, err)
+	}
+	return bare(w), nil
 }

@@ -83,7 +83,8 @@ func TestSinkUpsertFlags(t *testing.T) {
 		{[]string{"-format", "debezium", "-upsert", "order_id"}, exitRequest, `"_cdc_lsn" is not a top-level column`},
 		{[]string{"-format", "debezium", "-upsert", "order_id", "-order", "event_date"}, exitRequest, `"_cdc_op" is not a top-level column`},
 		{[]string{"-format", "debezium", "-upsert", "order_id"}, exitRequest, "declare them"},
-		{[]string{"-format", "debezium", "-avro-schema", "x.avsc"}, exitUsage, "need -format avro"},
+		{[]string{"-format", "debezium", "-avro-schema", "x.avsc"}, exitUsage, "-avro-schema: decode: bad Avro schema"},
+		{[]string{"-format", "debezium", "-avro-schemas", "nodir", "-avro-schema", "x.avsc"}, exitUsage, "not both"},
 		{[]string{"-upsert", "order_id", "-order", "event_date", "-compact-delete-ratio", "1.5"}, exitRequest, "want a ratio in [0, 1]"},
 	} {
 		args := append([]string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", "x:1", "-topic", "t", "-group", "g", "-connect-timeout", "1ms"}, tc.flags...)

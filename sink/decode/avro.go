@@ -17,19 +17,46 @@ import (
 type avroDecoder struct {
 	sc     *arrow.Schema
 	evolve bool
-	// frame finds a message's writer schema plan and its datum.
-	frame func(value []byte) (*avroPlan, []byte, error)
+	frame  avroFraming
+	plans  map[int32]*avroPlan // by the framing's schema id
 }
 
-func newAvroDecoder(sc *arrow.Schema, evolve bool) *avroDecoder {
-	return &avroDecoder{sc: sc, evolve: evolve}
+func newAvroDecoder(sc *arrow.Schema, evolve bool, frame avroFraming) *avroDecoder {
+	return &avroDecoder{sc: sc, evolve: evolve, frame: frame, plans: map[int32]*avroPlan{}}
 }
 
 // avroPlan decodes the datums of one writer schema into rows.
 type avroPlan struct {
+	// lead reads what precedes the row's record in a datum (a change
+	// event's envelope up to its image); nil: the datum is the record.
+	lead   skipFn
 	rec    *recordPlan
+	fill   []recordStep  // columns decoded from the row's fill datum
 	newCol []sink.Column // writer fields the table lacks (with evolve)
 	err    error         // the writer schema cannot be rows of the table
+}
+
+// avroRow is one datum to decode into a row.
+type avroRow struct {
+	plan  *avroPlan
+	datum []byte
+	// fill is the datum of the plan's fill columns: a record of them,
+	// in the plan's order.
+	fill []byte
+	// keysOnly: the row is a deleted row's image, whose required
+	// columns may be null (only its key matters).
+	keysOnly bool
+	err      error // the value is no datum: a reject with this reason
+}
+
+// plan is the plan of the writer schema the framing found for id.
+func (d *avroDecoder) plan(id int32, w avro.Schema) *avroPlan {
+	p, ok := d.plans[id]
+	if !ok {
+		p = d.planFor(w)
+		d.plans[id] = p
+	}
+	return p
 }
 
 func (d *avroDecoder) planFor(w avro.Schema) *avroPlan {
@@ -37,11 +64,45 @@ func (d *avroDecoder) planFor(w avro.Schema) *avroPlan {
 	if !ok {
 		return &avroPlan{err: fmt.Errorf("the Avro writer schema is a %s, not a record", w.Type())}
 	}
-	rec, err := compileRecord(rs, d.sc.Fields())
+	return d.recordPlan(rs, nil)
+}
+
+// recordPlan is the plan of rows of the record rs, and of the columns
+// named by the fields of fill (nil for none): those come from each row's
+// fill datum, never from rs.
+func (d *avroDecoder) recordPlan(rs *avro.RecordSchema, fill *avro.RecordSchema) *avroPlan {
+	targets := d.sc.Fields()
+	filled := map[int]bool{}
+	var fillSteps []recordStep
+	if fill != nil {
+		for _, f := range fill.Fields() {
+			idx := d.sc.FieldIndices(f.Name())
+			if len(idx) != 1 {
+				return &avroPlan{err: fmt.Errorf("no column %q to fill", f.Name())}
+			}
+			dec, err := compile(f.Type(), targets[idx[0]])
+			if err != nil {
+				return &avroPlan{err: err}
+			}
+			fillSteps = append(fillSteps, recordStep{col: idx[0], dec: dec})
+			filled[idx[0]] = true
+			// No field of rs maps to a filled column: a name no Avro
+			// field has, and nullable, so that it is only absent.
+			targets[idx[0]] = arrow.Field{Name: "\x00" + f.Name(), Type: targets[idx[0]].Type, Nullable: true}
+		}
+	}
+	rec, err := compileRecord(rs, targets)
 	if err != nil {
 		return &avroPlan{err: err}
 	}
-	p := &avroPlan{rec: rec}
+	absent := rec.absent[:0]
+	for _, c := range rec.absent {
+		if !filled[c] {
+			absent = append(absent, c)
+		}
+	}
+	rec.absent = absent
+	p := &avroPlan{rec: rec, fill: fillSteps}
 	if d.evolve {
 		for _, f := range rec.unknown {
 			if t, err := icebergType(f.Type()); err == nil {
@@ -53,38 +114,50 @@ func (d *avroDecoder) planFor(w avro.Schema) *avroPlan {
 	return p
 }
 
-// decode builds one batch of the values that decode. A value that fails
-// midway leaves values in some builders: the rows decoded before it in
-// the same run are decoded again into fresh builders and set apart as a
-// part, so each good value is decoded at most twice.
+// decode frames the values, then decodes their datums.
 func (d *avroDecoder) decode(values [][]byte) (Decoded, error) {
+	rows := make([]avroRow, len(values))
+	for i, v := range values {
+		id, w, datum, err := d.frame(v)
+		if err != nil {
+			rows[i].err = err
+			continue
+		}
+		rows[i] = avroRow{plan: d.plan(id, w), datum: datum}
+	}
+	return d.decodeRows(rows)
+}
+
+// decodeRows builds one batch of the rows that decode; the others are in
+// Bad, by their index in rows. A row that fails midway leaves values in
+// some builders: the rows decoded before it in the same run are decoded
+// again into fresh builders and set apart as a part, so each good row is
+// decoded at most twice.
+func (d *avroDecoder) decodeRows(rows []avroRow) (Decoded, error) {
 	var (
 		out   Decoded
 		parts []arrow.RecordBatch
-		good  []int // values in the builders now
-		datum = make([][]byte, len(values))
-		plans = make([]*avroPlan, len(values))
+		good  []int // rows in the builders now
 		in    = &avroIn{Reader: avro.NewReader(nil, 0)}
 		seen  = map[string]bool{}
 	)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, d.sc)
 	defer func() { b.Release() }()
-	for i, value := range values {
-		p, v, err := d.frame(value)
+	for i, r := range rows {
+		err := r.err
 		if err == nil {
-			err = p.err
+			err = r.plan.err
 		}
 		if err != nil {
 			out.Bad = append(out.Bad, Rejected{Index: i, Reason: err.Error()})
 			continue
 		}
-		plans[i], datum[i] = p, v
-		if err := p.row(in.reset(v), b); err != nil {
+		if err := r.plan.row(in, r, b); err != nil {
 			out.Bad = append(out.Bad, Rejected{Index: i, Reason: err.Error()})
 			b.Release()
 			b = array.NewRecordBuilder(memory.DefaultAllocator, d.sc)
 			for _, j := range good {
-				if err := plans[j].row(in.reset(datum[j]), b); err != nil {
+				if err := rows[j].plan.row(in, rows[j], b); err != nil {
 					releaseAll(parts)
 					return Decoded{}, fmt.Errorf("avro: record %d decoded once, not twice: %w", j, err)
 				}
@@ -94,7 +167,7 @@ func (d *avroDecoder) decode(values [][]byte) (Decoded, error) {
 			continue
 		}
 		good = append(good, i)
-		for _, c := range p.newCol { // of the rows, not of the rejects
+		for _, c := range r.plan.newCol { // of the rows, not of the rejects
 			if key := c.Name + " " + c.Type.String(); !seen[key] {
 				seen[key] = true
 				out.NewColumns = append(out.NewColumns, c)
@@ -102,18 +175,39 @@ func (d *avroDecoder) decode(values [][]byte) (Decoded, error) {
 		}
 	}
 	parts = append(parts, b.NewRecordBatch())
-	rows, err := concatBatches(d.sc, parts)
+	batch, err := concatBatches(d.sc, parts)
 	if err != nil {
 		return Decoded{}, err
 	}
-	out.Rows = rows
+	out.Rows = batch
 	sortRejected(out.Bad)
 	return out, nil
 }
 
-// row decodes one datum into b.
-func (p *avroPlan) row(in *avroIn, b *array.RecordBuilder) error {
-	for _, st := range p.rec.steps {
+// row decodes the datum of r into b.
+func (p *avroPlan) row(in *avroIn, r avroRow, b *array.RecordBuilder) error {
+	in.reset(r.datum)
+	in.keysOnly = r.keysOnly
+	if p.lead != nil {
+		if err := p.lead(in); err != nil {
+			return err
+		}
+	}
+	if err := runSteps(in, p.rec.steps, b); err != nil {
+		return err
+	}
+	for _, c := range p.rec.absent {
+		b.Field(c).AppendNull()
+	}
+	if len(p.fill) > 0 {
+		in.reset(r.fill)
+		return runSteps(in, p.fill, b)
+	}
+	return nil
+}
+
+func runSteps(in *avroIn, steps []recordStep, b *array.RecordBuilder) error {
+	for _, st := range steps {
 		var err error
 		if st.dec != nil {
 			err = st.dec(in, b.Field(st.col))
@@ -126,9 +220,6 @@ func (p *avroPlan) row(in *avroIn, b *array.RecordBuilder) error {
 		if err != nil {
 			return err
 		}
-	}
-	for _, c := range p.rec.absent {
-		b.Field(c).AppendNull()
 	}
 	return nil
 }
@@ -164,6 +255,9 @@ func concatBatches(sc *arrow.Schema, parts []arrow.RecordBatch) (arrow.RecordBat
 type avroIn struct {
 	*avro.Reader
 	size int
+	// keysOnly: the datum is a deleted row's image, whose required
+	// columns may be null.
+	keysOnly bool
 }
 
 func (in *avroIn) reset(v []byte) *avroIn {

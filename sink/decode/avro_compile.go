@@ -101,6 +101,10 @@ func compile(w avro.Schema, target arrow.Field) (decodeFn, error) {
 		branches := make([]decodeFn, len(w.Types()))
 		fits := 0
 		for i, bt := range w.Types() {
+			if _, null := bt.(*avro.NullSchema); null && !target.Nullable {
+				branches[i] = requiredNull(target)
+				continue
+			}
 			fn, err := compile(bt, target)
 			if err != nil {
 				fn = func(*avroIn, array.Builder) error { return err }
@@ -211,4 +215,17 @@ func compile(w avro.Schema, target arrow.Field) (decodeFn, error) {
 
 func mismatch(w avro.Schema, target arrow.Field) error {
 	return fmt.Errorf("field %q: Avro type %s does not fit the column type %s", target.Name, w, target.Type)
+}
+
+// requiredNull is the union branch null of a required column: a reject,
+// but in a deleted row's image (avroIn.keysOnly), which names its key
+// and whose other columns are not data.
+func requiredNull(target arrow.Field) decodeFn {
+	return func(in *avroIn, b array.Builder) error {
+		if !in.keysOnly {
+			return fmt.Errorf("required field %q is null", target.Name)
+		}
+		b.AppendNull()
+		return nil
+	}
 }

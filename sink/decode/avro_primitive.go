@@ -19,6 +19,9 @@ func logicalOf(w avro.Schema) avro.LogicalType {
 }
 
 func compilePrimitive(w *avro.PrimitiveSchema, target arrow.Field) (decodeFn, error) {
+	if fn, ok := compileConnect(w, target); ok {
+		return fn, nil
+	}
 	lt := logicalOf(w)
 	t := target.Type
 	switch w.Type() {

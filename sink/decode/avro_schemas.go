@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/hamba/avro/v2"
@@ -70,29 +69,33 @@ func LoadAvroSchemas(dir string) (map[int32]avro.Schema, error) {
 // [Avro] for the mapping to the table's columns.
 func AvroConfluent(schemas map[int32]avro.Schema) Format {
 	return func(sc *arrow.Schema, evolve bool) (Decoder, error) {
-		d := newAvroDecoder(sc, evolve)
-		plans := map[int32]*avroPlan{}
-		var mu sync.Mutex
-		d.frame = func(value []byte) (*avroPlan, []byte, error) {
-			if len(value) < 5 || value[0] != 0 {
-				return nil, nil, errors.New("not a Confluent Avro message (magic byte 0 and a 4-byte schema id)")
-			}
-			id := int32(binary.BigEndian.Uint32(value[1:5]))
-			mu.Lock()
-			defer mu.Unlock()
-			p, ok := plans[id]
-			if !ok {
-				w, known := schemas[id]
-				if !known {
-					return nil, nil, fmt.Errorf("unknown Avro schema id %d", id)
-				}
-				p = d.planFor(w)
-				plans[id] = p
-			}
-			return p, value[5:], nil
-		}
-		return d.decode, nil
+		return newAvroDecoder(sc, evolve, confluentFraming(schemas)).decode, nil
 	}
+}
+
+// avroFraming finds the writer schema of a message, with an id that
+// names it among the framing's schemas, and the message's datum.
+type avroFraming func(value []byte) (id int32, w avro.Schema, datum []byte, err error)
+
+// confluentFraming is the Confluent wire format's: the schema id in the
+// message, the writer schemas by id.
+func confluentFraming(schemas map[int32]avro.Schema) avroFraming {
+	return func(value []byte) (int32, avro.Schema, []byte, error) {
+		if len(value) < 5 || value[0] != 0 {
+			return 0, nil, nil, errors.New("not a Confluent Avro message (magic byte 0 and a 4-byte schema id)")
+		}
+		id := int32(binary.BigEndian.Uint32(value[1:5]))
+		w, ok := schemas[id]
+		if !ok {
+			return 0, nil, nil, fmt.Errorf("unknown Avro schema id %d", id)
+		}
+		return id, w, value[5:], nil
+	}
+}
+
+// bareFraming is that of bare datums of the writer schema w (id 0).
+func bareFraming(w avro.Schema) avroFraming {
+	return func(value []byte) (int32, avro.Schema, []byte, error) { return 0, w, value, nil }
 }
 
 // Avro is the [Format] of messages that are each one Avro binary datum
@@ -119,9 +122,6 @@ func AvroConfluent(schemas map[int32]avro.Schema) Format {
 // or a string or bytes value over 1 MiB (hamba/avro's bound).
 func Avro(w avro.Schema) Format {
 	return func(sc *arrow.Schema, evolve bool) (Decoder, error) {
-		d := newAvroDecoder(sc, evolve)
-		p := d.planFor(w)
-		d.frame = func(value []byte) (*avroPlan, []byte, error) { return p, value, nil }
-		return d.decode, nil
+		return newAvroDecoder(sc, evolve, bareFraming(w)).decode, nil
 	}
 }

@@ -17,7 +17,8 @@ var DebeziumOrder = [...]string{"source.lsn", "source.ts_ms"}
 // DebeziumFormat is the [Format] of Debezium's change events as Kafka
 // Connect's JSON converter writes them: the envelope with its schema part
 // ({"schema": ..., "payload": {...}}, schemas.enable=true, the
-// converter's default) or without it (the payload alone). Each value is
+// converter's default) or without it (the payload alone); for
+// Confluent's Avro converter, see [DebeziumAvroConfluent]. Each value is
 // one row and one [Change] in [Decoded.Changes]:
 //
 //   - op "c" (insert), "r" (a snapshot's read) and "u" (update) are an
@@ -58,11 +59,10 @@ var DebeziumOrder = [...]string{"source.lsn", "source.ts_ms"}
 // columns only.
 func DebeziumFormat() Format {
 	return func(sc *arrow.Schema, evolve bool) (Decoder, error) {
-		d := &debeziumDecoder{rows: newJSONDecoder(sc, evolve)}
-		d.op = sc.HasField(DebeziumOpColumn)
-		d.lsn = sc.HasField(DebeziumLSNColumn)
-		d.ts = sc.HasField(DebeziumTsColumn)
-		return d.decode, nil
+		d := &debeziumDecoder{rows: newJSONDecoder(sc, evolve), debeziumColumns: debeziumColumnsOf(sc)}
+		return func(values [][]byte) (Decoded, error) {
+			return decodeChanges(values, d.event, d.rows.decodeRows)
+		}, nil
 	}
 }
 
@@ -79,8 +79,18 @@ const DebeziumDelete = "d"
 
 type debeziumDecoder struct {
 	rows *jsonDecoder
+	debeziumColumns
+}
+
+// debeziumColumns says which of the columns a change event fills the
+// table has.
+type debeziumColumns struct {
 	// op, lsn and ts: the table has the column of that name.
 	op, lsn, ts bool
+}
+
+func debeziumColumnsOf(sc *arrow.Schema) debeziumColumns {
+	return debeziumColumns{op: sc.HasField(DebeziumOpColumn), lsn: sc.HasField(DebeziumLSNColumn), ts: sc.HasField(DebeziumTsColumn)}
 }
 
 // stamp is image with the event's fields the table has columns for
@@ -157,30 +167,51 @@ func (d *debeziumDecoder) event(v []byte) (c Change, image []byte, skip bool, re
 			return Change{}, nil, false, fmt.Sprintf("debezium: payload: %v", err)
 		}
 	}
-	switch p.Op {
+	var lsn, ts *int64
+	if p.Source != nil {
+		lsn, ts = p.Source.LSN, p.Source.TsMs
+	}
+	c, reason = debeziumChange(p.Op, !isNull(p.Before), !isNull(p.After), lsn, ts)
+	if reason != "" {
+		return Change{}, nil, false, reason
+	}
+	image = p.After
+	if c.Op == Delete {
+		image = p.Before
+	}
+	return c, d.stamp(image, p.Op, *lsn, *ts), false, ""
+}
+
+// debeziumChange is the change of an event of op, with or without its
+// before and after images, at the source position lsn and ts (nil when
+// missing), or the reason it is no change: what every encoding of
+// Debezium's events shares. The change's row is the after image of an
+// [Upsert], the before image of a [Delete].
+func debeziumChange(op string, before, after bool, lsn, ts *int64) (Change, string) {
+	var c Change
+	switch op {
 	case "c", "r", "u":
-		c.Op, image = Upsert, p.After
+		c.Op = Upsert
 	case "d":
-		c.Op, image = Delete, p.Before
+		c.Op = Delete
 	case "":
-		return Change{}, nil, false, "debezium: not a change event (no op)"
+		return Change{}, "debezium: not a change event (no op)"
 	case "t":
-		return Change{}, nil, false, `debezium: a truncate (op "t") names no row`
+		return Change{}, `debezium: a truncate (op "t") names no row`
 	default:
-		return Change{}, nil, false, fmt.Sprintf("debezium: op %q is not c, r, u or d", p.Op)
+		return Change{}, fmt.Sprintf("debezium: op %q is not c, r, u or d", op)
 	}
-	if isNull(image) {
-		side := "after"
-		if c.Op == Delete {
-			side = "before"
-		}
-		return Change{}, nil, false, fmt.Sprintf("debezium: op %q without the %s image", p.Op, side)
+	if c.Op == Upsert && !after {
+		return Change{}, fmt.Sprintf("debezium: op %q without the after image", op)
 	}
-	if p.Source == nil || p.Source.LSN == nil || p.Source.TsMs == nil {
-		return Change{}, nil, false, "debezium: source.lsn or source.ts_ms is missing"
+	if c.Op == Delete && !before {
+		return Change{}, fmt.Sprintf("debezium: op %q without the before image", op)
 	}
-	c.Order = []int64{*p.Source.LSN, *p.Source.TsMs}
-	return c, d.stamp(image, p.Op, *p.Source.LSN, *p.Source.TsMs), false, ""
+	if lsn == nil || ts == nil {
+		return Change{}, "debezium: source.lsn or source.ts_ms is missing"
+	}
+	c.Order = []int64{*lsn, *ts}
+	return c, ""
 }
 
 // isNull reports whether raw is absent or the JSON null.
@@ -189,19 +220,22 @@ func isNull(raw json.RawMessage) bool {
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
 }
 
-// decode reads the envelopes, then decodes their images in one batch
-// with the JSON decoder, and maps its rejects back to the values.
-func (d *debeziumDecoder) decode(values [][]byte) (Decoded, error) {
+// decodeChanges is the change path of every encoding of Debezium's
+// events: read reads a value's envelope (its change and its row's image,
+// or skip for a tombstone, or the reason it is a reject); rows decodes
+// the images of the changes in one batch, keysOnly marking the deletes',
+// and its rejects are mapped back to the values.
+func decodeChanges[I any](values [][]byte, read func([]byte) (Change, I, bool, string), rows func(images []I, keysOnly []bool) (Decoded, error)) (Decoded, error) {
 	var (
 		bad      []Rejected
 		skipped  []int
-		images   [][]byte
+		images   []I
 		keysOnly []bool
 		changes  []Change
 		from     []int // the value of each image
 	)
 	for i, v := range values {
-		c, image, skip, reason := d.event(v)
+		c, image, skip, reason := read(v)
 		switch {
 		case skip:
 			skipped = append(skipped, i)
@@ -214,7 +248,7 @@ func (d *debeziumDecoder) decode(values [][]byte) (Decoded, error) {
 			from = append(from, i)
 		}
 	}
-	out, err := d.rows.decodeRows(images, keysOnly)
+	out, err := rows(images, keysOnly)
 	if err != nil {
 		return Decoded{}, err
 	}

@@ -13,7 +13,8 @@ import (
 // value it can decode, in the same order, and the values it cannot. A
 // nil value (a Kafka tombstone) decodes as an empty one: [JSON] and
 // [AvroConfluent] reject it, and so does [Avro] unless its writer
-// schema's datums can be empty. Its error stops the sink: keep it for
+// schema's datums can be empty; the change-event formats skip it
+// ([Decoded.Skipped]). Its error stops the sink: keep it for
 // failures that are not a message's fault.
 type Decoder func(values [][]byte) (Decoded, error)
 
@@ -29,7 +30,8 @@ type Decoded struct {
 	// with a type of only those fields; only decoders made to evolve
 	// report them, and their values are not in Rows.
 	NewColumns []sink.Column
-	// Changes, from a change-event format ([DebeziumFormat]), are one
+	// Changes, from a change-event format ([DebeziumFormat],
+	// [DebeziumAvroConfluent], [DebeziumAvro]), are one
 	// per row of Rows: what the row's event does to its key, and where
 	// it stands in its source. Other formats leave it nil.
 	Changes []Change
@@ -43,7 +45,9 @@ type Decoded struct {
 // Format makes the [Decoder] of rows of the table Arrow schema sc (the
 // table's schema as table.SchemaToArrowSchema makes it, with field ids).
 // With evolve, the decoder reports in [Decoded.NewColumns] the fields the
-// schema lacks. [JSONFormat], [Avro] and [AvroConfluent] are formats.
+// schema lacks. [JSONFormat], [Avro], [AvroConfluent] and the change-event
+// formats ([DebeziumFormat], [DebeziumAvroConfluent], [DebeziumAvro]) are
+// formats.
 type Format func(sc *arrow.Schema, evolve bool) (Decoder, error)
 
 // Rejected is a value a [Decoder] could not turn into a row: it goes to

@@ -23,7 +23,11 @@
 // [Avro] (bare Avro datums with one writer schema) and [AvroConfluent]
 // (the Confluent wire format: writer schemas by id, from .avsc files with
 // [LoadAvroSchemas]; no schema registry client), and the change-event
-// format [DebeziumFormat] (Debezium's envelopes in JSON).
+// formats of Debezium's envelopes: [DebeziumFormat] (Kafka Connect's
+// JSON), [DebeziumAvroConfluent] and [DebeziumAvro] (Avro, framed as
+// AvroConfluent and Avro frame rows). The Avro change formats read an
+// event's envelope, then decode its image with the Avro row decoder; all
+// of them share the rules that make an event a change.
 //
 // # Changes
 //
