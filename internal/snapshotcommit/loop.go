@@ -285,6 +285,9 @@ func (l *loop) resolveUnknown(ctx context.Context, ch *change, cerr error, res *
 	}
 	if s := l.found(tbl, ch); s != nil {
 		res.SnapshotID = s.SnapshotID
+		if t.Committed != nil { // the state holding the change, as after an answered commit
+			t.Committed(tbl)
+		}
 		return tbl, nil
 	}
 	if errors.Is(cerr, rest.ErrCommitStateUnknown) {

@@ -281,12 +281,16 @@ func TestLoopUnknownOutcome(t *testing.T) {
 			cat, ident = loopFixture(t, c)
 			before := catalogtest.Snapshots(t, cat, ident)
 			in := faults.New(faults.ApplyThenFail, at)
-			res, _, err := c.run(t, faults.WrapCatalog(cat, in), ident, nil)
+			res, tbl, err := c.run(t, faults.WrapCatalog(cat, in), ident, nil)
 			require.NoError(t, err, "%s after a lost answer at %s", c.name, in.Fired())
 			require.True(t, strings.HasPrefix(in.Fired(), "catalog.commit"), "fault fired at %q, want the commit", in.Fired())
 			assert.False(t, res.Unchanged, "Result.Unchanged after a commit that landed")
 			assert.Equal(t, before+c.snapshots, catalogtest.Snapshots(t, cat, ident), "snapshots: the commit must land once")
 			checkLanded(t, c, cat, ident, c.rows)
+			// Found by its token, the commit is followed by the Committed
+			// hook as an answered one is: the writer goes on from the state
+			// that holds it, not from the one it planned on.
+			assert.Equal(t, load(t, cat, ident).MetadataLocation(), tbl.MetadataLocation(), "the writer's state after the lost answer (its Committed hook)")
 		})
 	}
 }
