@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,25 +31,31 @@ import (
 // target's PostgreSQL, captured by Debezium's PostgreSQL connector into
 // Kafka, kept by `icerun sink -format debezium -upsert id` (the built
 // binary) in an Iceberg table partitioned by order_day on the embedded
-// SQLite catalog. Inserts, updates (some change order_day, the partition
-// source column), deletes, a key deleted and inserted again, and a
+// SQLite catalog (one warehouse for both subtests, a table each).
+// Inserts, updates (some change order_day, the partition source column),
+// deletes, a key deleted and inserted again, and a
 // transaction of several; the sink is SIGKILLed while changes flow and
 // restarted while more are made, then the Kafka Connect worker is
 // SIGKILLed and restarted amid more changes (ICERUN_DEBEZIUM_RESTART: the
 // connector resumes from its flushed offsets and delivers again what
 // follows them), then the broker (ICERUN_KAFKA_RESTART). At the end the
-// Iceberg table equals the PostgreSQL table row for row.
+// Iceberg table equals the PostgreSQL table row for row, read by icerun,
+// and by Spark and PyIceberg (debeziumEngines) in full and filtered.
 func TestDebeziumSink(t *testing.T) {
+	// One warehouse: the engines know the embedded catalog by its name,
+	// and Spark keeps a catalog by name for the life of its session.
+	wh := filepath.Join(t.TempDir(), "warehouse")
 	for _, mode := range []string{"copy-on-write", "merge-on-read"} {
 		t.Run(mode, func(t *testing.T) {
-			debeziumSink(t, iceberg.Properties{"write.upsert.mode": mode, "write.merge.mode": mode,
+			debeziumSink(t, wh, iceberg.Properties{"write.upsert.mode": mode, "write.merge.mode": mode,
 				"write.update.mode": mode, "write.delete.mode": mode})
 		})
 	}
 }
 
-// debeziumSink runs the proof on a table whose write-mode properties are props.
-func debeziumSink(t *testing.T, props iceberg.Properties) {
+// debeziumSink runs the proof on a new table in the warehouse wh, with
+// the write-mode properties props.
+func debeziumSink(t *testing.T, wh string, props iceberg.Properties) {
 	connectURL, pgURI, brokers := os.Getenv("ICERUN_CONNECT_URL"), os.Getenv("ICERUN_PG_URI"), os.Getenv("ICERUN_KAFKA_BROKERS")
 	if connectURL == "" || pgURI == "" || brokers == "" {
 		if required("debezium") {
@@ -84,13 +91,12 @@ func debeziumSink(t *testing.T, props iceberg.Properties) {
 		insert(id, "2026-07-14")
 	}
 
-	wh := filepath.Join(dir, "warehouse")
 	cat, err := catalogconfig.OpenLocal(ctx, wh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ident := icetable.Identifier{"db", "orders"}
-	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil {
+	ident := icetable.Identifier{"db", tbl}
+	if err := cat.CreateNamespace(ctx, icetable.Identifier{"db"}, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
 		t.Fatal(err)
 	}
 	sch := iceberg.NewSchema(0,
@@ -130,7 +136,7 @@ func debeziumSink(t *testing.T, props iceberg.Properties) {
 
 	var logs []*bytes.Buffer
 	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "sink", "db.orders", "-warehouse", wh, "-brokers", brokers, "-topic", topic,
+		cmd := exec.Command(bin, "sink", "db."+tbl, "-warehouse", wh, "-brokers", brokers, "-topic", topic,
 			"-group", "g-"+run, "-format", "debezium", "-upsert", "id", "-commit-interval", "200ms")
 		var log bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &log, &log
@@ -140,8 +146,13 @@ func debeziumSink(t *testing.T, props iceberg.Properties) {
 		}
 		return cmd
 	}
-	pgRows := func() []string {
-		rs, err := db.QueryContext(ctx, `SELECT id, customer, status, order_day::text FROM `+tbl+` ORDER BY id`)
+	// pgRows are the rows where holds (an SQL predicate, "" for all), as
+	// icebergRows writes them.
+	pgRows := func(where string) []string {
+		if where != "" {
+			where = " WHERE " + where
+		}
+		rs, err := db.QueryContext(ctx, `SELECT id, customer, status, order_day::text FROM `+tbl+where+` ORDER BY id`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +250,11 @@ func debeziumSink(t *testing.T, props iceberg.Properties) {
 	exec1(`DELETE FROM ` + tbl + ` WHERE id = 40`) // the stream ends with its tombstone
 	last := lastOffset(ctx, t, brokers, topic)
 
-	want := pgRows()
+	want := pgRows("")
+	filtered := map[string][]string{}
+	for _, f := range debeziumFilters {
+		filtered[f] = pgRows(f)
+	}
 	var got []string
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
 		if got = icebergRows(t, wh, ident); slices.Equal(got, want) {
@@ -292,6 +307,7 @@ func debeziumSink(t *testing.T, props iceberg.Properties) {
 		t.Errorf("%s table: %d delete files added over its history", props["write.upsert.mode"], deleteFiles)
 	}
 	t.Logf("Iceberg table equals PostgreSQL's: %d rows; position at offset %d, the last tombstone; %d delete files added", len(got), last, deleteFiles)
+	t.Run("spark+pyiceberg", func(t *testing.T) { debeziumEngines(t, wh, ident, want, filtered) })
 }
 
 // lastOffset waits for the tombstone after the delete of id 40 on topic

@@ -21,6 +21,7 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/examples/orderdata"
 	"github.com/icerun/icerun/internal/catalogtest"
+	"github.com/icerun/icerun/internal/enginestest"
 	"github.com/icerun/icerun/table"
 )
 
@@ -73,7 +74,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	enginestest.Stop() // if TestDebeziumSink started the engines
+	os.Exit(code)
 }
 
 // run performs the job's replacements, reporting each on out. A failed
