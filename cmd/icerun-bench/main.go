@@ -36,6 +36,14 @@
 // of the input to the end of the commit; Spark's JVM start and session
 // creation are reported apart. Peak RSS is the whole process tree's.
 //
+// With -upsert-stream it runs instead the upsert mode's long run: an
+// in-process sink in upsert mode (sink.WithUpsert) fed 5,000 changes/s
+// (80% updates, 2% deletes) into a current-state table of 10M orders,
+// committing every second, for 10 minutes, with time-ordered and with
+// random keys; see docs/streaming.md, "Cost over a long run":
+//
+//	go run ./cmd/icerun-bench -upsert-stream [-upsert-rows 10000000] [-upsert-rate 5000] [-upsert-interval 1s] [-upsert-duration 10m] [-upsert-keys both] [-upsert-format v2]
+//
 // With -sink-peers it runs instead icerun's Kafka sink (the icerun sink
 // binary) beside Apache Iceberg's Kafka Connect sink (scripts/connect:
 // iceberg-kafka-connect 1.12.0 on Connect 4.1.1, standalone), each on a
@@ -94,11 +102,40 @@ func main() {
 	fleetInterval := flag.Duration("fleet-interval", time.Second, "-fleet: the members' and the committer's interval")
 	fleetDuration := flag.Duration("fleet-duration", 20*time.Second, "-fleet: how long each run lasts")
 	fleetModes := flag.String("fleet-modes", "fleet,own,own-lock", "-fleet: modes to run for each count, in this order: fleet (hand-over to one committer), own (each sink commits on its own), own-lock (the same under the commit lock)")
+	upsertStream := flag.Bool("upsert-stream", false, "run the upsert mode's long-run bench instead: an in-process sink.WithUpsert fed changes at -upsert-rate into a table of -upsert-rows orders (upsertstream.go)")
+	upsertRows := flag.Int64("upsert-rows", 10_000_000, "-upsert-stream: orders in the table before the stream")
+	upsertRate := flag.Int("upsert-rate", 5000, "-upsert-stream: offered changes/s (80% updates, 2% deletes, the rest new orders)")
+	upsertInterval := flag.Duration("upsert-interval", time.Second, "-upsert-stream: the sink's commit interval")
+	upsertDuration := flag.Duration("upsert-duration", 10*time.Minute, "-upsert-stream: how long changes are offered, per key order")
+	upsertKeys := flag.String("upsert-keys", "both", "-upsert-stream: time-ordered, random or both (in this order)")
+	upsertFormat := flag.String("upsert-format", "v2", "-upsert-stream: the table's format version, v2 or v3")
+	upsertWrite := flag.String("upsert-write", table.ModeMergeOnRead, "-upsert-stream: the table's write.upsert.mode, merge-on-read or copy-on-write")
+	upsertChild := flag.String("upsert-child", "", "internal: run one -upsert-stream step (JSON request)")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
 	flag.Parse()
 	if *prep != "" || *run != "" {
 		if err := stepChild(context.Background(), *prep+*run, *prep != ""); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *upsertChild != "" {
+		if err := upsertChildRun(*upsertChild); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *upsertStream {
+		cfg, err := parseUpsertStream(upsertConfig{Rows: *upsertRows, Rate: *upsertRate, Interval: *upsertInterval,
+			Duration: *upsertDuration, Format: *upsertFormat, WriteMode: *upsertWrite}, *upsertKeys)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(2)
+		}
+		if err := runUpsertStream(cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
 			os.Exit(1)
 		}
