@@ -46,7 +46,8 @@ var (
 // compared with the model after every step; at the end the sink catches
 // up to the end of the source and the table must hold every message
 // once, minus the deletes, with the upserts. A failure prints the seed
-// and the trace; -interleave.seed reruns one seed.
+// and the trace; -interleave.seed reruns one seed. TestInterleavingsUpsert
+// (interleave_upsert_test.go) runs the same on the sink's upsert mode.
 func TestInterleavings(t *testing.T) {
 	type run struct {
 		v    int
@@ -68,7 +69,7 @@ func TestInterleavings(t *testing.T) {
 	}
 	for _, r := range runs {
 		t.Run(fmt.Sprintf("v%d/seed%d", r.v, r.seed), func(t *testing.T) {
-			newInterleaving(t, r.v, r.seed).run(steps)
+			newInterleaving(t, r.v, r.seed, nil).run(steps)
 		})
 	}
 }
@@ -100,15 +101,18 @@ func ivMessages(part int, from, to int64) ([]msg, []int64) {
 
 // ivState is what the table must hold: the messages at offsets up to
 // pos of each source partition, but those users deleted (del), with the
-// values users upserted (val: id -> seq).
+// values users upserted (val: id -> seq). In upsert mode
+// (interleave_upsert_test.go) the table holds keys instead: one row per
+// key, del and val unused.
 type ivState struct {
-	pos [2]int64
-	del map[string]bool
-	val map[string]int64
+	pos  [2]int64
+	del  map[string]bool
+	val  map[string]int64
+	keys map[string]ivRow
 }
 
 func (s ivState) clone() ivState {
-	return ivState{pos: s.pos, del: maps.Clone(s.del), val: maps.Clone(s.val)}
+	return ivState{pos: s.pos, del: maps.Clone(s.del), val: maps.Clone(s.val), keys: maps.Clone(s.keys)}
 }
 
 // live reports whether the row of id (at offset off of part) is in the
@@ -158,9 +162,12 @@ type interleaving struct {
 	snaps map[int64]ivState // the expected state of every snapshot main held
 	order []int64           // the snapshots of snaps, as recorded
 
+	up *ivUpsert // the upsert mode's model; nil: the sink appends
+
 	live     *sink.Sink
 	liveLock *hookLock
 	consumer [2]int64 // the offset up to which the live sink's source delivered (it resumes one past)
+	written  int64    // the greatest offset handed to any sink
 	zombie   *ivZombie
 
 	step  int
@@ -170,18 +177,33 @@ type interleaving struct {
 
 var ivPolicy = commit.Policy{Attempts: 10, MinBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, Timeout: time.Minute}
 
-func newInterleaving(t *testing.T, v int, seed uint64) *interleaving {
+// newInterleaving sets up a run: of the append mode when up is nil,
+// else of the upsert mode up models.
+func newInterleaving(t *testing.T, v int, seed uint64, up *ivUpsert) *interleaving {
 	cat, dir := catalogtest.New(t)
 	i := &interleaving{
 		t: t, ctx: context.Background(), seed: seed, v: v,
 		rng: rand.New(rand.NewPCG(seed, uint64(v))),
 		cat: cat, other: catalogtest.Open(t, dir), dir: dir,
-		ident: morEventsTable(t, cat, v),
 		state: ivState{pos: [2]int64{-1, -1}, del: map[string]bool{}, val: map[string]int64{}},
-		snaps: map[int64]ivState{}, consumer: [2]int64{-1, -1},
+		snaps: map[int64]ivState{}, consumer: [2]int64{-1, -1}, up: up,
+	}
+	if up != nil {
+		i.ident = upsertEventsTable(t, cat, v)
+		i.state.keys = map[string]ivRow{}
+	} else {
+		i.ident = morEventsTable(t, cat, v)
 	}
 	i.openLive()
 	return i
+}
+
+// sinkOptions are the options of every sink of the run, beside opts.
+func (i *interleaving) sinkOptions(opts ...sink.Option) []sink.Option {
+	if i.up != nil {
+		opts = append(opts, sink.WithUpsert(ivChangeSpec))
+	}
+	return opts
 }
 
 // logf adds a line to the trace.
@@ -192,14 +214,18 @@ func (i *interleaving) logf(format string, args ...any) {
 // fatalf fails the run with the seed and the trace.
 func (i *interleaving) fatalf(format string, args ...any) {
 	i.t.Helper()
-	i.t.Fatalf("seed %d, format v%d, step %d: %s\ntrace (rerun: go test -run 'TestInterleavings/v%d/' -interleave.seed %d):\n%s",
-		i.seed, i.v, i.step, fmt.Sprintf(format, args...), i.v, i.seed, strings.Join(i.trace, "\n"))
+	name := "TestInterleavings"
+	if i.up != nil {
+		name = "TestInterleavingsUpsert"
+	}
+	i.t.Fatalf("seed %d, format v%d, step %d: %s\ntrace (rerun: go test -run '%s/v%d/' -interleave.seed %d):\n%s",
+		i.seed, i.v, i.step, fmt.Sprintf(format, args...), name, i.v, i.seed, strings.Join(i.trace, "\n"))
 }
 
 func (i *interleaving) openLive() {
 	i.liveLock = &hookLock{}
-	s, err := sink.Open(i.ctx, i.cat, i.ident, sink.WithCommitLock(i.liveLock), sink.WithRetry(ivPolicy),
-		sink.WithoutSnapshotExpiry(), sink.WithSmallFileCompaction(3, 0))
+	s, err := sink.Open(i.ctx, i.cat, i.ident, i.sinkOptions(sink.WithCommitLock(i.liveLock), sink.WithRetry(ivPolicy),
+		sink.WithoutSnapshotExpiry(), sink.WithSmallFileCompaction(3, 0))...)
 	if err != nil {
 		i.fatalf("open the live sink: %v", err)
 	}
@@ -260,6 +286,10 @@ func (i *interleaving) check(when string) {
 	got := rowsBySeq(i.t, i.cat, i.ident)
 	want := i.state.rows()
 	var bad []string
+	if i.up != nil {
+		want = i.state.keyRows()
+		bad = i.up.checkTombstones(i)
+	}
 	for _, id := range slices.Sorted(maps.Keys(got)) {
 		seqs := got[id]
 		w, ok := want[id]
@@ -298,9 +328,17 @@ func (i *interleaving) check(when string) {
 }
 
 func (i *interleaving) write(s *sink.Sink, part int, from, to int64) {
-	ms, offs := ivMessages(part, from, to)
-	rec := batch(ms)
+	var rec arrow.RecordBatch
+	var offs []int64
+	if i.up != nil {
+		rec, offs = i.up.written(part, from, to)
+	} else {
+		var ms []msg
+		ms, offs = ivMessages(part, from, to)
+		rec = batch(ms)
+	}
 	defer rec.Release()
+	i.written = max(i.written, to-1)
 	if err := s.Write(i.ctx, ivSP[part], offs, rec); err != nil {
 		i.fatalf("write %s [%d,%d): %v", ivSP[part], from, to, err)
 	}
@@ -360,12 +398,18 @@ func (i *interleaving) liveCommit(parts []int, k, r int64, hook func()) {
 	case err == nil && len(moved) > 0:
 		i.fatalf("the live sink's commit landed, want ErrFenced (%s)", strings.Join(moved, "; "))
 	case err == nil:
+		var rs []ivRange
+		for _, p := range parts {
+			rs = append(rs, ivRange{p, i.state.pos[p] + 1, to[p]})
+		}
+		i.landed(rs...)
 		for _, p := range parts {
 			i.state.pos[p], i.consumer[p] = to[p]-1, to[p]-1
 		}
 		i.record()
 	case errors.Is(err, sink.ErrFenced) && len(moved) > 0:
 		i.logf("live: fenced (%s)", strings.Join(moved, "; "))
+		i.fencedTombstones()
 		if i.depth == 0 {
 			i.startLive()
 		}
@@ -417,6 +461,10 @@ func parseID(id string) (int, int64) {
 
 // deleteRows deletes some ids of one day by key, merge-on-read.
 func (i *interleaving) deleteRows(hook func()) {
+	if i.up != nil {
+		i.deleteKeys(hook)
+		return
+	}
 	day := i.rng.IntN(2)
 	ids, _ := i.pickIDs(1+i.rng.IntN(4), day, true)
 	if len(ids) == 0 {
@@ -450,6 +498,10 @@ func (i *interleaving) deleteRows(hook func()) {
 // upsertRows upserts new values of some written ids (deleted ones come
 // back), merge-on-read.
 func (i *interleaving) upsertRows(hook func()) {
+	if i.up != nil {
+		i.upsertKeys(hook)
+		return
+	}
 	ids, at := i.pickIDs(1+i.rng.IntN(3), -1, false)
 	if len(ids) == 0 {
 		i.logf("upsert: no id to pick")
@@ -529,7 +581,7 @@ func must[T any](v T, err error) T {
 func (i *interleaving) openZombie() {
 	part := i.rng.IntN(2)
 	lock := &hookLock{}
-	s, err := sink.Open(i.ctx, i.other, i.ident, sink.WithCommitLock(lock), sink.WithRetry(ivPolicy), sink.WithoutSnapshotExpiry())
+	s, err := sink.Open(i.ctx, i.other, i.ident, i.sinkOptions(sink.WithCommitLock(lock), sink.WithRetry(ivPolicy), sink.WithoutSnapshotExpiry())...)
 	if err != nil {
 		i.fatalf("open the zombie: %v", err)
 	}
@@ -583,10 +635,12 @@ func (i *interleaving) zombieCommit(hook func()) {
 		i.fatalf("the zombie's commit landed, want ErrFenced (table at %d, zombie started at %d)", i.state.pos[z.part], z.loaded)
 	case err == nil:
 		i.logf("zombie: landed (the table was back at its start)")
+		i.landed(ivRange{z.part, z.from, z.to})
 		i.state.pos[z.part] = z.to - 1
 		i.record()
 	case errors.Is(err, sink.ErrFenced) && moved:
 		i.logf("zombie: fenced")
+		i.fencedTombstones()
 	default:
 		i.fatalf("the zombie's commit: %v, want %s", err, map[bool]string{true: "ErrFenced", false: "nil"}[moved])
 	}
@@ -624,7 +678,7 @@ func (i *interleaving) rollback() {
 	if !ok {
 		i.fatalf("snapshot %d has no recorded state", to)
 	}
-	i.logf("rollback to snapshot #%d (positions %v, %d deleted)", slices.Index(i.order, to), want.pos, len(want.del))
+	i.logf("rollback to snapshot #%d (positions %v, %d deleted, keys %v)", slices.Index(i.order, to), want.pos, len(want.del), want.keyRows())
 	rollback(i.t, i.cat, i.ident, to)
 	i.state = want.clone()
 	if i.depth > 0 {
@@ -654,8 +708,14 @@ func (i *interleaving) simple(busy string) {
 		ok   bool
 		run  func()
 	}
+	// A user's Upsert (not a changelog write) reads and rewrites only the
+	// partitions its rows go to: a sink commit that moves one of its keys
+	// to the other day between its planning and its commit leaves the
+	// key in both (documented: Writer.Upsert, "Uniqueness is per
+	// partition"). The upsert mode keeps sink commits out of its hook.
+	upsertBusy := i.up != nil && busy == "upsert"
 	ops := []op{
-		{"live", busy != "live", func() {
+		{"live", busy != "live" && !upsertBusy, func() {
 			parts := [][]int{{0}, {1}, {0, 1}}[i.rng.IntN(3)]
 			i.liveCommit(parts, 1+i.rng.Int64N(6), i.rng.Int64N(3), nil)
 		}},
@@ -668,7 +728,7 @@ func (i *interleaving) simple(busy string) {
 			}
 			i.compact(kinds[i.rng.IntN(len(kinds))], nil)
 		}},
-		{"zombie", busy != "zombie" && (i.zombie == nil || busy != "live"), func() {
+		{"zombie", busy != "zombie" && (i.zombie == nil || busy != "live") && !upsertBusy, func() {
 			if i.zombie == nil {
 				i.openZombie()
 			} else {
@@ -734,17 +794,22 @@ func (i *interleaving) run(steps int) {
 		i.zombie = nil
 	}
 	i.startLive()
-	end := max(i.state.pos[0], i.state.pos[1]) + 5
+	end := max(i.state.pos[0], i.state.pos[1], i.written) + 5
 	for p := range 2 {
 		i.write(i.live, p, i.consumer[p]+1, end+1)
 		i.state.pos[p] = end
 	}
 	i.logf("live: catch up to %d", end)
+	from := [2]int64{i.consumer[0] + 1, i.consumer[1] + 1}
 	if _, err := i.live.Commit(i.ctx); err != nil {
 		i.fatalf("the catch-up commit: %v", err)
 	}
+	i.landed(ivRange{0, from[0], end + 1}, ivRange{1, from[1], end + 1})
 	i.check("after the catch-up")
-	if orphans := catalogtest.UnreferencedDataFiles(i.t, i.cat, i.ident, i.dir); len(orphans) > 0 {
+	if i.up != nil {
+		i.up.checkCleanRun(i, end)
+	}
+	if orphans := i.orphans(); len(orphans) > 0 {
 		i.fatalf("data files referenced by no snapshot: %v", orphans)
 	}
 	if n := i.live.Stats().MaintenanceFailures; n > 0 {

@@ -27,7 +27,10 @@ import (
 // by its position before it reaches the change, and a crash at any
 // instant leaves either the change and its positions or neither (the
 // tombstones, committed first to their own table, are never lowered and
-// make a replay of the same rows a no-op).
+// make a replay of the same rows a no-op). A commit whose rows are all
+// stale records its positions alone, in a snapshot of no files, on the
+// table the change compared against or a descendant of it: a rollback of
+// main in between makes the sink compare the rows again.
 //
 // The order: for each key the greatest cs.Order wins among the pending
 // rows, the row the table holds and the key's tombstone, and the source
@@ -92,7 +95,7 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 		return commit.Result{}, err
 	}
 	if len(s.changes) == 0 { // every pending row went to a side table
-		res, merged, err := s.commitPositions(ctx)
+		res, merged, err := s.commitPositions(ctx, nil)
 		if err == nil {
 			if merged == nil { // found by its token after an unknown outcome
 				landed := s.pending
@@ -105,11 +108,6 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 		}
 		return res, err
 	}
-	rdr, err := s.changeReader()
-	if err != nil {
-		return commit.Result{}, fmt.Errorf("sink: %s: %w", s.name, err)
-	}
-	defer rdr.Release()
 	var merged marks
 	stampCtx := snapshotcommit.WithStamp(ctx, s.ident, func(tbl *icetable.Table) (iceberg.Properties, iceberg.Properties, error) {
 		m, err := s.positions(tbl)
@@ -119,10 +117,32 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 		merged = m
 		return s.positionStamp(tbl, m)
 	})
-	cr, err := w.ApplyChanges(stampCtx, rdr, *s.cfg.upsert)
-	res := cr.Result
-	if err == nil && res.Unchanged {
-		res, merged, err = s.commitPositions(ctx)
+	policy, err := s.cfg.policy.WithDefaults()
+	if err != nil {
+		return commit.Result{}, fmt.Errorf("sink: %s: %w", s.name, err)
+	}
+	var cr table.ChangeResult
+	var res commit.Result
+	for attempt := 1; ; attempt++ {
+		rdr, err2 := s.changeReader()
+		if err2 != nil {
+			return commit.Result{}, fmt.Errorf("sink: %s: %w", s.name, err2)
+		}
+		cr, err = w.ApplyChanges(stampCtx, rdr, *s.cfg.upsert)
+		rdr.Release()
+		res = cr.Result
+		if err == nil && res.Unchanged {
+			// The change left the table as it was on the state it
+			// compared against: commit the positions on that state or
+			// a descendant of it only. A table rolled back since (which
+			// may have taken away the rows the changes were stale
+			// against) is compared again.
+			res, merged, err = s.commitPositions(ctx, w.Table())
+			if errors.Is(err, errMovedSinceChange) && attempt < policy.Attempts {
+				continue
+			}
+		}
+		break
 	}
 	s.planOnLast = false
 	if err != nil {
@@ -173,11 +193,34 @@ func (s *Sink) positionStamp(tbl *icetable.Table, merged marks) (iceberg.Propert
 	return sum, props, nil
 }
 
+// errMovedSinceChange fails a positions commit on a table that does not
+// descend from the one the change compared against: a conflict (nothing
+// committed).
+var errMovedSinceChange = fmt.Errorf("%w: main no longer descends from the state the change was compared with", commit.ErrConflict)
+
+// descends reports whether main's snapshot of tbl is snapshot id (0: no
+// snapshot) or one of its descendants.
+func descends(tbl *icetable.Table, id int64) bool {
+	for s := tbl.CurrentSnapshot(); s != nil && id != 0; {
+		if s.SnapshotID == id {
+			return true
+		}
+		if s.ParentSnapshotID == nil {
+			return false
+		}
+		s = tbl.SnapshotByID(*s.ParentSnapshotID)
+	}
+	return id == 0
+}
+
 // commitPositions commits the pending positions alone: an append of no
-// files, for a change that left the table's rows as they were. It
-// returns the positions committed (nil when the commit was found by its
-// token after an unknown outcome).
-func (s *Sink) commitPositions(ctx context.Context) (commit.Result, marks, error) {
+// files, for a change that left the table's rows as they were on
+// compared (nil: no change was compared), from which every attempt
+// requires the table to descend (else [errMovedSinceChange]: a rollback
+// of main). It returns the
+// positions committed (nil when the commit was found by its token after
+// an unknown outcome).
+func (s *Sink) commitPositions(ctx context.Context, compared *icetable.Table) (commit.Result, marks, error) {
 	tbl, err := snapshotcommit.Load(ctx, s.cat, s.ident)
 	if err != nil {
 		return commit.Result{}, nil, err
@@ -197,6 +240,9 @@ func (s *Sink) commitPositions(ctx context.Context) (commit.Result, marks, error
 			Committed: func(t *icetable.Table) { s.tbl = t },
 		},
 		Summary: func(tbl *icetable.Table) (iceberg.Properties, error) {
+			if compared != nil && !descends(tbl, snapshotID(compared)) {
+				return nil, errMovedSinceChange
+			}
 			m, err := s.positions(tbl)
 			if err != nil {
 				return nil, err
