@@ -6,8 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/extensions"
-	"github.com/google/uuid"
 	"github.com/hamba/avro/v2"
 )
 
@@ -75,32 +73,11 @@ func compileConnect(w *avro.PrimitiveSchema, target arrow.Field) (fn decodeFn, o
 			if err != nil {
 				return fmt.Errorf("field %q: %q is not an RFC 3339 timestamp", target.Name, s)
 			}
-			b.(*array.TimestampBuilder).Append(arrow.Timestamp(unixIn(at, unit)))
+			b.(*array.TimestampBuilder).Append(arrow.Timestamp(inUnit(at, unit)))
 			return nil
 		}, true
 	case name == connectUUID && w.Type() == avro.String && isUUID(t):
-		return func(in *avroIn, b array.Builder) error {
-			s := in.ReadString()
-			u, err := uuid.Parse(s)
-			if err != nil {
-				return fmt.Errorf("field %q: %q is not a UUID", target.Name, s)
-			}
-			b.(*extensions.UUIDBuilder).Append(u)
-			return nil
-		}, true
+		return avroUUID(target), true
 	}
 	return nil, false
-}
-
-// unixIn is the time since the epoch of t in unit, floored.
-func unixIn(t time.Time, unit arrow.TimeUnit) int64 {
-	switch unit {
-	case arrow.Second:
-		return t.Unix()
-	case arrow.Millisecond:
-		return t.UnixMilli()
-	case arrow.Microsecond:
-		return t.UnixMicro()
-	}
-	return t.UnixNano()
 }

@@ -94,15 +94,7 @@ func compilePrimitive(w *avro.PrimitiveSchema, target arrow.Field) (decodeFn, er
 				return nil
 			}, nil
 		case lt == avro.UUID && isUUID(t):
-			return func(in *avroIn, b array.Builder) error {
-				s := in.ReadString()
-				u, err := uuid.Parse(s)
-				if err != nil {
-					return fmt.Errorf("field %q: %q is not a UUID", target.Name, s)
-				}
-				b.(*extensions.UUIDBuilder).Append(u)
-				return nil
-			}, nil
+			return avroUUID(target), nil
 		}
 	case avro.Bytes:
 		if lt == avro.Decimal {
@@ -244,4 +236,17 @@ func convertUnit(v int64, from, to arrow.TimeUnit) int64 {
 		return r
 	}
 	return v
+}
+
+// avroUUID reads an Avro string holding a UUID into target's UUID column.
+func avroUUID(target arrow.Field) decodeFn {
+	return func(in *avroIn, b array.Builder) error {
+		s := in.ReadString()
+		u, err := uuid.Parse(s)
+		if err != nil {
+			return fmt.Errorf("field %q: %q is not a UUID", target.Name, s)
+		}
+		b.(*extensions.UUIDBuilder).Append(u)
+		return nil
+	}
 }
