@@ -459,6 +459,23 @@ func parseID(id string) (int, int64) {
 	return p, off
 }
 
+// userDelete is a user's merge-on-read Delete of ids in one day (armed
+// with hook), as the model's step of either mode.
+func (i *interleaving) userDelete(day int, ids []string, hook func()) commit.Result {
+	i.logf("delete %s of %s", ids, ivKey(day))
+	w, lock := i.writer()
+	key, err := w.Key(ivKey(day))
+	if err != nil {
+		i.fatalf("key: %v", err)
+	}
+	var res commit.Result
+	i.armed(lock, hook, func() { res, err = w.Delete(i.ctx, key, idKeys(ids...), "id") })
+	if err != nil {
+		i.fatalf("delete %v: %v", ids, err)
+	}
+	return res
+}
+
 // deleteRows deletes some ids of one day by key, merge-on-read.
 func (i *interleaving) deleteRows(hook func()) {
 	if i.up != nil {
@@ -471,17 +488,7 @@ func (i *interleaving) deleteRows(hook func()) {
 		i.logf("delete: no id to pick")
 		return
 	}
-	i.logf("delete %s of %s", ids, ivKey(day))
-	w, lock := i.writer()
-	key, err := w.Key(ivKey(day))
-	if err != nil {
-		i.fatalf("key: %v", err)
-	}
-	var res commit.Result
-	i.armed(lock, hook, func() { res, err = w.Delete(i.ctx, key, idKeys(ids...), "id") })
-	if err != nil {
-		i.fatalf("delete %v: %v", ids, err)
-	}
+	res := i.userDelete(day, ids, hook)
 	n := int64(0)
 	for _, id := range ids {
 		if p, off := parseID(id); i.state.live(p, off) {

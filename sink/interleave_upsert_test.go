@@ -17,7 +17,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 
-	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/sink"
 	"github.com/icerun/icerun/table"
@@ -390,17 +389,7 @@ func (i *interleaving) pickKeys(n int) []string {
 func (i *interleaving) deleteKeys(hook func()) {
 	day := i.rng.IntN(2)
 	keys := i.pickKeys(1 + i.rng.IntN(3))
-	i.logf("delete %s of %s", keys, ivKey(day))
-	w, lock := i.writer()
-	key, err := w.Key(ivKey(day))
-	if err != nil {
-		i.fatalf("key: %v", err)
-	}
-	var res commit.Result
-	i.armed(lock, hook, func() { res, err = w.Delete(i.ctx, key, idKeys(keys...), "id") })
-	if err != nil {
-		i.fatalf("delete %v: %v", keys, err)
-	}
+	res := i.userDelete(day, keys, hook)
 	n := int64(0)
 	for _, k := range keys {
 		i.up.touched[k] = true
