@@ -30,6 +30,15 @@ func dbz(op, id, status string, lsn int64) string {
 // move the position without a row: a stream that ends with one is
 // covered to its last offset, so nothing is redelivered.
 func TestConsumerDebeziumUpsert(t *testing.T) {
+	consumeDebeziumUpsert(t, decode.DebeziumFormat(), dbz, false)
+}
+
+// consumeDebeziumUpsert runs the upsert stream of TestConsumerDebeziumUpsert,
+// its events made by event and decoded by format, through an upsert sink
+// and checks the table and its position. With nullValues the tombstones
+// are Kafka's null values, else empty ones.
+func consumeDebeziumUpsert(t *testing.T, format decode.Format, event func(op, id, status string, lsn int64) string, nullValues bool) {
+	t.Helper()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	sch := iceberg.NewSchema(0,
@@ -42,16 +51,19 @@ func TestConsumerDebeziumUpsert(t *testing.T) {
 	spec := table.ChangeSpec{Key: []string{"id"}, Order: []string{decode.DebeziumLSNColumn},
 		Delete: table.DeleteWhen{Column: decode.DebeziumOpColumn, Value: decode.DebeziumDelete}}
 	c := openConsumer(t, cat, ident, "orders", sink.WithUpsert(spec))
-	c.cfg.Decode, c.cfg.Format = nil, decode.DebeziumFormat()
+	c.cfg.Decode, c.cfg.Format = nil, format
 	if _, err := c.s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	recs := records(
-		dbz("c", "a", "created", 10), dbz("c", "b", "created", 11), dbz("u", "a", "paid", 20),
-		dbz("d", "b", "created", 30), "", // the delete's tombstone
-		dbz("u", "a", "created", 15), // older than the stored row: no change
-		dbz("c", "c", "created", 40), dbz("d", "c", "created", 41), "",
+		event("c", "a", "created", 10), event("c", "b", "created", 11), event("u", "a", "paid", 20),
+		event("d", "b", "created", 30), "", // the delete's tombstone
+		event("u", "a", "created", 15), // older than the stored row: no change
+		event("c", "c", "created", 40), event("d", "c", "created", 41), "",
 	)
+	if nullValues {
+		recs[4].Value, recs[8].Value = nil, nil
+	}
 	if err := c.writeSkipping(ctx, "orders", 0, recs); err != nil {
 		t.Fatal(err)
 	}
