@@ -134,7 +134,7 @@ func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 		return res, err
 	}
 	if merged == nil { // found by its token after an unknown outcome: read what landed
-		if err := s.refresh(ctx, nil); err != nil {
+		if err := s.refresh(ctx, s.pending); err != nil { // the pending source partitions landed: they take the table's marks
 			return res, err
 		}
 		merged = s.committed
