@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -10,6 +11,7 @@ import (
 	icetable "github.com/apache/iceberg-go/table"
 
 	"github.com/icerun/icerun/commit"
+	"github.com/icerun/icerun/internal/rowdelete"
 	"github.com/icerun/icerun/partition"
 	"github.com/icerun/icerun/recordid"
 	"github.com/icerun/icerun/schema"
@@ -54,6 +56,10 @@ func readStored(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 		return nil, err
 	}
 	filter := newKeyFilter(keys)
+	dels, err := rowdelete.NewDeletes(ctx, tbl)
+	if err != nil {
+		return nil, err
+	}
 	var buf []byte
 	for _, t := range tasks {
 		if !rng.mayHold(t.File, first.ID) {
@@ -66,11 +72,26 @@ func readStored(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 				return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
 			}
 		}
+		// The file is read without its deletes, and only the rows whose
+		// key is in keys are looked up among the deleted positions:
+		// cheaper than deleting by position every row read. A file
+		// with equality deletes is read with its deletes applied.
+		task := t
+		deleted, err := dels.Of(t)
+		switch {
+		case errors.Is(err, rowdelete.ErrEqualityDeletes):
+			deleted = nil
+		case err != nil:
+			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
+		default:
+			task = icetable.FileScanTask{File: t.File, Length: t.File.FileSizeBytes()}
+		}
 		sc, batches, err := tbl.Scan(icetable.WithSelectedFields(cols...), icetable.WithMaxConcurrency(1), icetable.WithArrowBatchSize(mergeBatchRows)).
-			ReadTasks(ctx, []icetable.FileScanTask{t})
+			ReadTasks(ctx, []icetable.FileScanTask{task})
 		if err != nil {
 			return nil, err
 		}
+		var pos int64 // of the batch's first row in the file (without deletes applied)
 		res, err := schema.Resolve(sc, read, tbl.NameMapping(), schema.IgnoreUnknown)
 		if err != nil {
 			return nil, err
@@ -83,12 +104,17 @@ func readStored(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 			if err != nil {
 				return err
 			}
+			at := pos
+			pos += rec.NumRows()
 			for row := range int(rec.NumRows()) {
 				buf = enc.Append(buf[:0], row)
 				if !filter.mayHold(buf) {
 					continue
 				}
 				if _, ok := keys[string(buf)]; !ok {
+					continue
+				}
+				if deleted != nil && deleted.Contains(uint64(at+int64(row))) {
 					continue
 				}
 				if !current {
@@ -109,6 +135,9 @@ func readStored(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 		})
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)
+		}
+		if deleted != nil && pos != t.File.Count() {
+			return nil, fmt.Errorf("data file %s: read %d rows, the manifest says %d: positions would be wrong", t.File.FilePath(), pos, t.File.Count())
 		}
 	}
 	return out, nil

@@ -5,16 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
-	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/dv"
 
@@ -61,12 +56,10 @@ type Matcher interface {
 // in file order, and skipping the positions the files' delete files
 // already delete.
 type Locator struct {
-	tbl        *icetable.Table
-	fsys       iceio.IO
-	m          Matcher
-	batchRows  int
-	mu         sync.Mutex                    // guards posDeletes
-	posDeletes map[string]map[string][]int64 // position delete file -> data file -> positions
+	tbl       *icetable.Table
+	m         Matcher
+	batchRows int
+	deletes   *Deletes
 	// rowIDs, when not nil, gets the current _row_id of each live row the
 	// matcher picks by key, by encoded key (the first found when a key has
 	// several): the id the row's replacement keeps.
@@ -79,11 +72,11 @@ type Locator struct {
 // NewLocator returns a Locator of the rows m picks in tbl's data files,
 // read in Arrow batches of batchRows rows.
 func NewLocator(ctx context.Context, tbl *icetable.Table, m Matcher, batchRows int) (*Locator, error) {
-	fsys, err := tbl.FS(ctx)
+	d, err := NewDeletes(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
-	return &Locator{tbl: tbl, fsys: fsys, m: m, batchRows: batchRows, posDeletes: map[string]map[string][]int64{}}, nil
+	return &Locator{tbl: tbl, m: m, batchRows: batchRows, deletes: d}, nil
 }
 
 // KeepRowIDs makes [Locator.Locate] note the current _row_id of each live
@@ -137,7 +130,7 @@ func (l *Locator) Locate(ctx context.Context, tasks []icetable.FileScanTask) ([]
 			defer wg.Done()
 			for i := range next {
 				r := &res[i]
-				if r.exist, r.carried, r.scoped, r.err = l.deleted(tasks[i]); r.err == nil {
+				if r.exist, r.carried, r.scoped, r.err = l.deletes.of(tasks[i]); r.err == nil {
 					r.hit, r.rowIDs, r.err = l.scan(ctx, m, tasks[i], r.exist)
 					if r.err != nil {
 						r.err = fmt.Errorf("data file %s: %w", tasks[i].File.FilePath(), r.err)
@@ -189,105 +182,6 @@ feed:
 		}
 	}
 	return out, nil
-}
-
-// deleted are the positions of t's data file that its delete files
-// delete: its deletion vector and its position delete files; carried are
-// those of its file-scoped position delete files, scoped.
-func (l *Locator) deleted(t icetable.FileScanTask) (existing, carried *dv.RoaringPositionBitmap, scoped []iceberg.DataFile, err error) {
-	existing, carried = dv.NewRoaringPositionBitmap(), dv.NewRoaringPositionBitmap()
-	for _, f := range slices.Concat(t.DeletionVectorFiles, t.DeleteFiles) {
-		if icetable.IsDeletionVector(f) {
-			b, err := dv.ReadDV(l.fsys, f)
-			if err != nil {
-				return nil, nil, nil, fmt.Errorf("deletion vector %s: %w", f.FilePath(), err)
-			}
-			existing.Or(b)
-			continue
-		}
-		byFile, err := l.positionDeletes(f)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("position delete file %s: %w", f.FilePath(), err)
-		}
-		own := fileScoped(f) == t.File.FilePath()
-		if own {
-			scoped = append(scoped, f)
-		}
-		for _, p := range byFile[t.File.FilePath()] {
-			existing.Set(uint64(p))
-			if own {
-				carried.Set(uint64(p))
-			}
-		}
-	}
-	return existing, carried, scoped, nil
-}
-
-// fileScoped is the data file whose rows position delete file f deletes
-// when it deletes rows of one data file only: its referenced_data_file,
-// else the file_path column's bounds when they are equal (as Java's
-// ContentFileUtil.referencedDataFile reads them); "" when f may delete
-// rows of several.
-func fileScoped(f iceberg.DataFile) string {
-	if p := f.ReferencedDataFile(); p != nil {
-		return *p
-	}
-	lo, ok1 := f.LowerBoundValues()[posDeleteFilePathID]
-	hi, ok2 := f.UpperBoundValues()[posDeleteFilePathID]
-	if ok1 && ok2 && len(lo) > 0 && string(lo) == string(hi) {
-		return string(lo)
-	}
-	return ""
-}
-
-// positionDeletes reads a position delete file (Parquet: file_path, pos),
-// once per locator.
-func (l *Locator) positionDeletes(f iceberg.DataFile) (map[string][]int64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if m, ok := l.posDeletes[f.FilePath()]; ok {
-		return m, nil
-	}
-	if f.FileFormat() != iceberg.ParquetFile {
-		return nil, fmt.Errorf("%w: position delete file format %s", ErrEqualityDeletes, f.FileFormat())
-	}
-	in, err := l.fsys.Open(f.FilePath())
-	if err != nil {
-		return nil, err
-	}
-	defer in.Close()
-	pr, err := file.NewParquetReader(in)
-	if err != nil {
-		return nil, err
-	}
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	defer tbl.Release()
-	pathIdx, posIdx := tbl.Schema().FieldIndices("file_path"), tbl.Schema().FieldIndices("pos")
-	if len(pathIdx) != 1 || len(posIdx) != 1 {
-		return nil, errors.New("no file_path and pos columns")
-	}
-	m := map[string][]int64{}
-	paths, poss := tbl.Column(pathIdx[0]).Data().Chunks(), tbl.Column(posIdx[0]).Data().Chunks()
-	for i := range paths {
-		p, ok1 := paths[i].(*array.String)
-		q, ok2 := poss[i].(*array.Int64)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("file_path %s, pos %s: want string and int64", paths[i].DataType(), poss[i].DataType())
-		}
-		for r := 0; r < p.Len(); r++ {
-			m[p.Value(r)] = append(m[p.Value(r)], q.Value(r))
-		}
-	}
-	l.posDeletes[f.FilePath()] = m
-	return m, nil
 }
 
 // scan reads the matcher's columns of t's data file, every row in file

@@ -1,0 +1,147 @@
+package rowdelete
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	icetable "github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/dv"
+)
+
+// Deletes reads the positions a data file's delete files delete (its
+// deletion vector and its position delete files), reading each position
+// delete file once however many data files it covers. Safe for
+// concurrent use.
+type Deletes struct {
+	fsys       iceio.IO
+	mu         sync.Mutex                    // guards posDeletes
+	posDeletes map[string]map[string][]int64 // position delete file -> data file -> positions
+}
+
+// NewDeletes returns a Deletes of tbl's files.
+func NewDeletes(ctx context.Context, tbl *icetable.Table) (*Deletes, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Deletes{fsys: fsys, posDeletes: map[string]map[string][]int64{}}, nil
+}
+
+// Of are the positions of t's data file that t's delete files delete.
+// A task with equality deletes fails with [ErrEqualityDeletes]: positions
+// alone do not say which of its rows are live.
+func (d *Deletes) Of(t icetable.FileScanTask) (*dv.RoaringPositionBitmap, error) {
+	if len(t.EqualityDeleteFiles) > 0 {
+		return nil, ErrEqualityDeletes
+	}
+	existing, _, _, err := d.of(t)
+	return existing, err
+}
+
+// deleted are the positions of t's data file that its delete files
+// delete: its deletion vector and its position delete files; carried are
+// those of its file-scoped position delete files, scoped.
+func (d *Deletes) of(t icetable.FileScanTask) (existing, carried *dv.RoaringPositionBitmap, scoped []iceberg.DataFile, err error) {
+	existing, carried = dv.NewRoaringPositionBitmap(), dv.NewRoaringPositionBitmap()
+	for _, f := range slices.Concat(t.DeletionVectorFiles, t.DeleteFiles) {
+		if icetable.IsDeletionVector(f) {
+			b, err := dv.ReadDV(d.fsys, f)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("deletion vector %s: %w", f.FilePath(), err)
+			}
+			existing.Or(b)
+			continue
+		}
+		byFile, err := d.positionDeletes(f)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("position delete file %s: %w", f.FilePath(), err)
+		}
+		own := fileScoped(f) == t.File.FilePath()
+		if own {
+			scoped = append(scoped, f)
+		}
+		for _, p := range byFile[t.File.FilePath()] {
+			existing.Set(uint64(p))
+			if own {
+				carried.Set(uint64(p))
+			}
+		}
+	}
+	return existing, carried, scoped, nil
+}
+
+// fileScoped is the data file whose rows position delete file f deletes
+// when it deletes rows of one data file only: its referenced_data_file,
+// else the file_path column's bounds when they are equal (as Java's
+// ContentFileUtil.referencedDataFile reads them); "" when f may delete
+// rows of several.
+func fileScoped(f iceberg.DataFile) string {
+	if p := f.ReferencedDataFile(); p != nil {
+		return *p
+	}
+	lo, ok1 := f.LowerBoundValues()[posDeleteFilePathID]
+	hi, ok2 := f.UpperBoundValues()[posDeleteFilePathID]
+	if ok1 && ok2 && len(lo) > 0 && string(lo) == string(hi) {
+		return string(lo)
+	}
+	return ""
+}
+
+// positionDeletes reads a position delete file (Parquet: file_path, pos),
+// once per locator.
+func (d *Deletes) positionDeletes(f iceberg.DataFile) (map[string][]int64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if m, ok := d.posDeletes[f.FilePath()]; ok {
+		return m, nil
+	}
+	if f.FileFormat() != iceberg.ParquetFile {
+		return nil, fmt.Errorf("%w: position delete file format %s", ErrEqualityDeletes, f.FileFormat())
+	}
+	in, err := d.fsys.Open(f.FilePath())
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	pr, err := file.NewParquetReader(in)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.Close()
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	defer tbl.Release()
+	pathIdx, posIdx := tbl.Schema().FieldIndices("file_path"), tbl.Schema().FieldIndices("pos")
+	if len(pathIdx) != 1 || len(posIdx) != 1 {
+		return nil, errors.New("no file_path and pos columns")
+	}
+	m := map[string][]int64{}
+	paths, poss := tbl.Column(pathIdx[0]).Data().Chunks(), tbl.Column(posIdx[0]).Data().Chunks()
+	for i := range paths {
+		p, ok1 := paths[i].(*array.String)
+		q, ok2 := poss[i].(*array.Int64)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("file_path %s, pos %s: want string and int64", paths[i].DataType(), poss[i].DataType())
+		}
+		for r := 0; r < p.Len(); r++ {
+			m[p.Value(r)] = append(m[p.Value(r)], q.Value(r))
+		}
+	}
+	d.posDeletes[f.FilePath()] = m
+	return m, nil
+}
