@@ -74,3 +74,31 @@ func filesBut(tasks []icetable.FileScanTask, but ...string) []string {
 	}
 	return out
 }
+
+// With Scope CompactFiles, small files merge in size tiers: a file
+// bigger than the smaller ones together waits, so a file holding most
+// of the partition is not rewritten each time a few new small files
+// are folded (the cost of a compaction follows the new rows, not the
+// partition).
+func TestCompactFilesLeavesTheBigFileToSmallerOnes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cat, ident := morTable(t, "2")
+	w := open(t, cat, ident, table.WithCompactPolicy(table.CompactPolicy{MinDeleteRatio: 0.2, MinSmallFiles: 3, SmallFileBytes: 1 << 30, Scope: table.CompactFiles}))
+	replaceDay(t, w, day0, 5000)
+	big := liveTasks(t, cat, ident)[0].File.FilePath()
+	for i := range 3 { // new orders: no row of big deleted
+		upsert(t, w, changedOrders(5000+10*i, 5010+10*i, 1_000))
+	}
+	require.Len(t, liveTasks(t, cat, ident), 4)
+	before := string(catalogtest.CanonicalScan(t, cat, ident))
+
+	res, err := w.Compact(ctx, dayKey(t, w, day0))
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.DeletedFiles, "data files removed: the three new ones")
+	assert.Equal(t, int64(30), res.AddedRows, "rows written")
+	assert.Equal(t, before, string(catalogtest.CanonicalScan(t, cat, ident)), "rows after Compact, want the rows before")
+	tasks := liveTasks(t, cat, ident)
+	assert.Len(t, tasks, 2, "data files after Compact")
+	assert.Contains(t, paths(tasks), big, "the file of 5000 rows stays")
+}

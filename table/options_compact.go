@@ -1,6 +1,7 @@
 package table
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -43,9 +44,12 @@ const (
 	// files delete at least MinDeleteRatio of the file's rows (deleted
 	// rows counted from the record counts of its position delete files,
 	// or its deletion vector's cardinality), and its small files once
-	// there are MinSmallFiles of them. The other data files and
-	// their delete files stay as they are, so the cost follows what
-	// changed, not the partition's size. A partition is selected when
+	// there are MinSmallFiles of them, merged in size tiers: from the
+	// smallest up, each small file no bigger than the smaller ones
+	// together (a big file waits until the new ones add up to it). The
+	// other data files and their delete files stay as they are, so the
+	// cost follows what changed, not the partition's size. A partition
+	// is selected when
 	// one of its data files meets MinDeleteRatio or it holds
 	// MinSmallFiles small files.
 	CompactFiles
@@ -176,6 +180,7 @@ func (p CompactPolicy) selectFiles(tasks []icetable.FileScanTask) ([]icetable.Fi
 	}
 	sel := heavy
 	if smallFiles >= p.MinSmallFiles {
+		small = sizeTier(small)
 		sel = append(sel, small...)
 	} else {
 		small = nil
@@ -184,6 +189,27 @@ func (p CompactPolicy) selectFiles(tasks []icetable.FileScanTask) ([]icetable.Fi
 		return nil, ""
 	}
 	return sel, fmt.Sprintf("%d data files with deletes (%d of %d rows deleted), %d small data files", len(heavy), deleted, rows, len(small))
+}
+
+// sizeTier is the part of the small files a [CompactFiles] rewrite
+// merges: from the smallest up, each file no bigger than the ones before
+// it together (the first two always). So a merge at least doubles the
+// biggest file it reads, and a row is rewritten for being in a small
+// file a number of times logarithmic in the bytes written after it,
+// not once per compaction: a file already holding most of the
+// partition's rows waits until the new ones add up to its size.
+func sizeTier(small []icetable.FileScanTask) []icetable.FileScanTask {
+	slices.SortStableFunc(small, func(a, b icetable.FileScanTask) int {
+		return cmp.Compare(a.File.FileSizeBytes(), b.File.FileSizeBytes())
+	})
+	var sum int64
+	for i, t := range small {
+		if i >= 2 && t.File.FileSizeBytes() > sum {
+			return small[:i]
+		}
+		sum += t.File.FileSizeBytes()
+	}
+	return small
 }
 
 // rewritten are the live files of a partition a rewrite of sel (some of

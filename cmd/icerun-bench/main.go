@@ -42,7 +42,7 @@
 // committing every second, for 10 minutes, with time-ordered and with
 // random keys; see docs/streaming.md, "Cost over a long run":
 //
-//	go run ./cmd/icerun-bench -upsert-stream [-upsert-rows 10000000] [-upsert-rate 5000] [-upsert-interval 1s] [-upsert-duration 10m] [-upsert-keys both] [-upsert-format v2]
+//	go run ./cmd/icerun-bench -upsert-stream [-upsert-rows 10000000] [-upsert-rate 5000] [-upsert-interval 1s] [-upsert-duration 10m] [-upsert-keys both] [-upsert-format v2] [-upsert-target-file-mb 0]
 //
 // With -sink-peers it runs instead icerun's Kafka sink (the icerun sink
 // binary) beside Apache Iceberg's Kafka Connect sink (scripts/connect:
@@ -110,6 +110,7 @@ func main() {
 	upsertKeys := flag.String("upsert-keys", "both", "-upsert-stream: time-ordered, random or both (in this order)")
 	upsertFormat := flag.String("upsert-format", "v2", "-upsert-stream: the table's format version, v2 or v3")
 	upsertWrite := flag.String("upsert-write", table.ModeMergeOnRead, "-upsert-stream: the table's write.upsert.mode, merge-on-read or copy-on-write")
+	upsertFileMB := flag.Int64("upsert-target-file-mb", 0, "-upsert-stream: the table's write.target-file-size-bytes in MiB (0: the default, 512 MiB), for the load and the sink's files and compactions")
 	upsertChild := flag.String("upsert-child", "", "internal: run one -upsert-stream step (JSON request)")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
@@ -130,7 +131,7 @@ func main() {
 	}
 	if *upsertStream {
 		cfg, err := parseUpsertStream(upsertConfig{Rows: *upsertRows, Rate: *upsertRate, Interval: *upsertInterval,
-			Duration: *upsertDuration, Format: *upsertFormat, WriteMode: *upsertWrite}, *upsertKeys)
+			Duration: *upsertDuration, Format: *upsertFormat, WriteMode: *upsertWrite, TargetFileMB: *upsertFileMB}, *upsertKeys)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
 			os.Exit(2)

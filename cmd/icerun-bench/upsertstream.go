@@ -35,10 +35,13 @@ type upsertConfig struct {
 	Keys      keyOrder      `json:"keys"`
 	Format    string        `json:"format"` // format-version: 2 or 3
 	WriteMode string        `json:"write_mode"`
-	Dir       string        `json:"dir"`
-	Op        string        `json:"op"` // child: prepare or stream
-	Seed      uint64        `json:"seed"`
-	keyOrders []keyOrder
+	// TargetFileMB is the table's write.target-file-size-bytes in MiB
+	// (0: the default).
+	TargetFileMB int64  `json:"target_file_mb"`
+	Dir          string `json:"dir"`
+	Op           string `json:"op"` // child: prepare or stream
+	Seed         uint64 `json:"seed"`
+	keyOrders    []keyOrder
 }
 
 var upsertIdent = icetable.Identifier{"shop", "orders_current"}
@@ -64,6 +67,9 @@ func parseUpsertStream(cfg upsertConfig, keys string) (upsertConfig, error) {
 	}
 	if cfg.WriteMode != table.ModeMergeOnRead && cfg.WriteMode != "copy-on-write" {
 		return cfg, fmt.Errorf("-upsert-write %q: want merge-on-read or copy-on-write", cfg.WriteMode)
+	}
+	if cfg.TargetFileMB < 0 {
+		return cfg, fmt.Errorf("-upsert-target-file-mb %d: want 0 (the default) or more", cfg.TargetFileMB)
 	}
 	if cfg.Rows < 1 || cfg.Rate < 1 || cfg.Interval <= 0 || cfg.Duration <= 0 {
 		return cfg, fmt.Errorf("-upsert-rows %d, -upsert-rate %d, -upsert-interval %s, -upsert-duration %s: want each above 0", cfg.Rows, cfg.Rate, cfg.Interval, cfg.Duration)
@@ -115,9 +121,13 @@ func runUpsertStream(cfg upsertConfig) error {
 			fmt.Fprintf(os.Stderr, "%s keys: %s\n", k, b)
 		}
 	}
-	fmt.Printf("%d orders (unpartitioned), format v%s, %s, %d changes/s offered (%d%% updates, %d%% deletes, the rest new orders), "+
+	target := "default target file size"
+	if cfg.TargetFileMB > 0 {
+		target = fmt.Sprintf("target file size %d MiB", cfg.TargetFileMB)
+	}
+	fmt.Printf("%d orders (unpartitioned), format v%s, %s, %s, %d changes/s offered (%d%% updates, %d%% deletes, the rest new orders), "+
 		"commit interval %s (the sink's cadence), %s per run, embedded SQLite catalog, in-process sink.WithUpsert\n",
-		cfg.Rows, cfg.Format, cfg.WriteMode, cfg.Rate, updatePercent, deletePercent, cfg.Interval, cfg.Duration)
+		cfg.Rows, cfg.Format, cfg.WriteMode, target, cfg.Rate, updatePercent, deletePercent, cfg.Interval, cfg.Duration)
 	fmt.Println("| keys | changes/s committed (offered) | drain after the end | produce-to-visible p50 / p99 / max | commits/s | commit p50 / p99 / max | first / last n commits, mean (ratio) | compactions | data / delete files at the end | peak RSS | CPU (share of the cores) | table exact | load 1 / 5 min |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, t := range out {
@@ -232,6 +242,9 @@ func upsertPrepare(ctx context.Context, cat catalog.Catalog, cfg upsertConfig) e
 		return err
 	}
 	props := iceberg.Properties{"format-version": cfg.Format, table.PropertyUpsertMode: cfg.WriteMode}
+	if cfg.TargetFileMB > 0 {
+		props["write.target-file-size-bytes"] = fmt.Sprint(cfg.TargetFileMB << 20)
+	}
 	if _, err := cat.CreateTable(ctx, upsertIdent, orderSchema, catalog.WithProperties(props)); err != nil {
 		return err
 	}
