@@ -50,13 +50,8 @@ func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 	start := time.Now()
 	s.commitStarted(start)
 	defer func() { s.commitEnded(ctx, start, err) }()
-	for _, side := range s.sides() {
-		if len(side.pending) == 0 {
-			continue
-		}
-		if _, err := side.Commit(ctx); err != nil {
-			return commit.Result{}, errors.Join(fmt.Errorf("sink: %s: side table %s: %w", s.name, side.name, err), s.discard(ctx))
-		}
+	if err := s.commitSides(ctx); err != nil {
+		return commit.Result{}, err
 	}
 	if s.cfg.upsert != nil {
 		return s.commitChanges(ctx)
@@ -155,6 +150,29 @@ func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 	s.reset()
 	s.maintain(ctx, files)
 	return res, nil
+}
+
+// commitSides commits the pending rows of the side tables (late rows,
+// dead letters), each in a snapshot of its own that records the side
+// table's positions and is fenced by them like any sink's commit. A lone
+// sink calls it before it commits the main table, a member ([WithHandOver])
+// before it hands the main table's files over: the main table's positions
+// never cover a late row or a dead letter its side table lacks, and a
+// replay of rows the side table holds is dropped there as a redelivery.
+// On error the whole pending batch (main table and side tables) is
+// dropped and its files removed (but those of a side commit whose outcome
+// is unknown: the side table's positions tell whether it landed): the
+// caller resumes from [Sink.Start].
+func (s *Sink) commitSides(ctx context.Context) error {
+	for _, side := range s.sides() {
+		if len(side.pending) == 0 {
+			continue
+		}
+		if _, err := side.Commit(ctx); err != nil {
+			return errors.Join(fmt.Errorf("sink: %s: side table %s: %w", s.name, side.name, err), s.discard(ctx))
+		}
+	}
+	return nil
 }
 
 // maintain runs what follows a commit that landed: the snapshot expiry

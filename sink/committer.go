@@ -75,7 +75,14 @@ type Landing struct {
 
 // OpenCommitter returns a committer for table ident of cat. Its options
 // are a sink's (retry policy, commit lock, run id, code version, logger,
-// snapshot expiry, small-file compaction); WithHandOver is refused.
+// snapshot expiry, small-file compaction, event time); WithHandOver is
+// refused. With [WithEventTime] (the members' column and lateness) it
+// compacts, after the commit that moves the watermark past its end,
+// each partition its hand-overs appended to, as a lone sink does: the
+// watermark is the highest event time the table's positions record
+// (each hand-over's ranges carry their source partition's), minus the
+// lateness. The members' side tables (late rows, dead letters) are
+// theirs to commit: a committer writes only to its table.
 func OpenCommitter(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, opts ...Option) (*Committer, error) {
 	s, err := Open(ctx, cat, ident, opts...)
 	if err != nil {
@@ -335,6 +342,14 @@ func (c *Committer) append(ctx context.Context, take []*HandOver, spent int) (co
 	s.stats.Appended += rows
 	s.cfg.log.Info("sink committer commit", slog.String("table", s.name), slog.Int64("snapshot", res.SnapshotID),
 		slog.Int("hand_overs", len(take)), slog.Int64("rows", rows), slog.Int("files", len(files)), slog.Int("attempts", res.Attempts))
+	// The positions the commit landed (from the table state it left, which
+	// an unknown outcome resolved by the commit's token also sets) are the
+	// watermark of the maintenance that follows: the partitions whose
+	// window the landed hand-overs closed are compacted now, not a round
+	// later.
+	if m, err := tableMarks(s.tbl); err == nil {
+		s.committed = m
+	}
 	s.maintain(ctx, files)
 	return res, nil
 }

@@ -21,9 +21,18 @@ var ErrMember = errors.New("sink: a member hands its rows over to a committer; i
 // commits them; [Sink.HandOver] hands them over, with their ranges, to the
 // fleet's [Committer], which commits the hand-overs of every member in one
 // snapshot. The cadence options then only bound the pending batch;
-// [Sink.Commit] fails with [ErrMember]. A member appends only: upsert,
-// keyed mode, event time and a dead-letter table are refused with
-// [ErrBadOption]. Default: none (the sink commits its own rows).
+// [Sink.Commit] fails with [ErrMember].
+//
+// A member appends. It takes event time ([WithEventTime], late rows going
+// to the side table as [WithLateRows] says) and a dead-letter table
+// ([WithDeadLetter]): those side tables are written as a lone sink writes
+// them, and [Sink.HandOver] commits their pending rows itself, in their
+// own snapshots with their own positions, before it hands the main
+// table's files over. Upsert ([WithUpsert]) and keyed mode ([WithKey])
+// are refused with [ErrBadOption]: their commits decide on the rows or
+// keys the table holds as the commit lands, which a hand-over, landed
+// later by the committer, cannot. Default: none (the sink commits its
+// own rows).
 func WithHandOver(id string) Option {
 	return func(c *config) error {
 		if id == "" {
@@ -34,7 +43,11 @@ func WithHandOver(id string) Option {
 	}
 }
 
-// checkMember refuses the options a member cannot honour.
+// checkMember refuses the options a member cannot honour: upsert and
+// keyed mode, whose commits read the table (the keys or rows it holds)
+// as they land, which a member's hand-over cannot do. Event time and a
+// dead-letter table are a member's own: it commits their side tables
+// itself (see [Sink.HandOver]).
 func checkMember(cfg config) error {
 	var bad []string
 	if cfg.upsert != nil {
@@ -43,14 +56,8 @@ func checkMember(cfg config) error {
 	if len(cfg.key) > 0 {
 		bad = append(bad, "keyed mode")
 	}
-	if cfg.eventTime != "" {
-		bad = append(bad, "event time")
-	}
-	if cfg.deadLetter != nil {
-		bad = append(bad, "a dead-letter table")
-	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%w: member %s: hand-over appends only, without %s", ErrBadOption, cfg.member, strings.Join(bad, ", "))
+		return fmt.Errorf("%w: member %s: a hand-over appends; not with %s", ErrBadOption, cfg.member, strings.Join(bad, " or "))
 	}
 	return nil
 }
@@ -72,7 +79,7 @@ func (m *memberState) restart() { m.chain = map[SourcePartition][]int64{} }
 // HandOver finishes the data files of the pending rows and returns them,
 // with their ranges, as a hand-over of this member at generation (nil
 // when nothing is pending); the rows are no longer pending, and the
-// member goes on one past them. It commits nothing.
+// member goes on one past them. It commits nothing to the table.
 //
 // It first reads the table's positions: when one of the member's source
 // partitions holds a position that is not on the member's chain (another
@@ -80,6 +87,18 @@ func (m *memberState) restart() { m.chain = map[SourcePartition][]int64{} }
 // the table's schema or spec moved, the pending rows are dropped and it
 // fails with [ErrFenced] or [ErrSchemaChanged]: call [Sink.Start] and
 // resume from the positions it returns.
+//
+// Then it commits the pending late rows and dead letters to their side
+// tables, each in a snapshot of its own recording the side table's
+// positions and fenced by them, as a lone sink's [Sink.Commit] does
+// before its own append: whatever the committer later lands covers only
+// offsets whose late rows and dead letters are already in their side
+// tables. A hand-over that never lands is replayed from the table's
+// positions, and the side tables drop the rows of the replay they hold.
+// When a side table's commit fails (a side commit of another member of
+// the source partition fences it with [ErrFenced]), the pending rows
+// are dropped, their files removed, and HandOver fails with that error:
+// call [Sink.Start]. Any error of HandOver leaves nothing pending.
 func (s *Sink) HandOver(ctx context.Context, generation int32) (*HandOver, error) {
 	if s.closed {
 		return nil, ErrClosed
@@ -93,6 +112,9 @@ func (s *Sink) HandOver(ctx context.Context, generation int32) (*HandOver, error
 	}
 	if len(s.pending) == 0 {
 		return nil, nil
+	}
+	if err := s.commitSides(ctx); err != nil {
+		return nil, err
 	}
 	h := &HandOver{ID: uuid.NewString(), Member: s.fleet.id, Generation: generation,
 		TableUUID: s.tbl.Metadata().TableUUID().String(), SchemaID: s.tbl.Schema().ID, SpecID: s.spec.ID(), Rows: s.rows}

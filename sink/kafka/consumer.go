@@ -85,7 +85,9 @@ type Config struct {
 	// 10 s, the sink's own default).
 	CommitInterval time.Duration
 	// Committer opens the fleet's committer on the sink's table, with
-	// the sink's options; required with ControlTopic.
+	// the sink's options (with sink.WithEventTime the committer compacts
+	// the partitions the watermark closes; the members commit their own
+	// late rows and dead letters); required with ControlTopic.
 	Committer func(ctx context.Context) (*sink.Committer, error)
 	// MeterProvider has the consumer's gauges of lag, table position and
 	// high watermark per partition (see lag.go). Default: the global
