@@ -13,7 +13,6 @@ import (
 	"github.com/icerun/icerun/commit"
 	"github.com/icerun/icerun/internal/rowdelete"
 	"github.com/icerun/icerun/partition"
-	"github.com/icerun/icerun/recordid"
 	"github.com/icerun/icerun/schema"
 )
 
@@ -47,20 +46,18 @@ func readStored(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is not a column of %s", ErrBadUpsertKey, keyColumns[0], tbl.Identifier())
 	}
-	enc, err := recordid.NewEncoder(keyColumns...)
+	m, err := newKeyMatcher(tbl, keyColumns, keys, rng)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
+		return nil, err
 	}
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	filter := newKeyFilter(keys)
 	dels, err := rowdelete.NewDeletes(ctx, tbl)
 	if err != nil {
 		return nil, err
 	}
-	var buf []byte
 	for _, t := range tasks {
 		if !rng.mayHold(t.File, first.ID) {
 			continue
@@ -97,41 +94,36 @@ func readStored(ctx context.Context, tbl *icetable.Table, spec *partition.Spec, 
 			return nil, err
 		}
 		err = applyEach(ctx, res, false, batches, func(rec arrow.RecordBatch) error {
-			if err := enc.Bind(rec); err != nil {
-				return fmt.Errorf("%w: %w", ErrBadUpsertKey, err)
-			}
 			ordOf, err := orderColumns(rec, order)
 			if err != nil {
 				return err
 			}
 			at := pos
 			pos += rec.NumRows()
-			for row := range int(rec.NumRows()) {
-				buf = enc.Append(buf[:0], row)
-				if !filter.mayHold(buf) {
-					continue
-				}
-				if _, ok := keys[string(buf)]; !ok {
-					continue
-				}
-				if deleted != nil && deleted.Contains(uint64(at+int64(row))) {
-					continue
+			var bad error
+			err = m.Match(ctx, rec, func(row int, key []byte) {
+				if bad != nil || deleted != nil && deleted.Contains(uint64(at+int64(row))) {
+					return
 				}
 				if !current {
-					return fmt.Errorf("%w: data file %s holds key %s under partition spec %d; replace its partition first", commit.ErrUnsupported, t.File.FilePath(), keyText(rec, keyColumns, row), t.File.SpecID())
+					bad = fmt.Errorf("%w: data file %s holds key %s under partition spec %d; replace its partition first", commit.ErrUnsupported, t.File.FilePath(), keyText(rec, keyColumns, row), t.File.SpecID())
+					return
 				}
-				s := out[string(buf)]
+				s := out[string(key)]
 				if s == nil {
 					s = &storedKey{ord: ordOf(row)}
-					out[string(buf)] = s
+					out[string(key)] = s
 				} else if o := ordOf(row); o.compare(s.ord) > 0 {
 					s.ord = o
 				}
 				if spec != nil && !slices.Contains(s.parts, part) {
 					s.parts = append(s.parts, part)
 				}
+			})
+			if err != nil {
+				return err
 			}
-			return nil
+			return bad
 		})
 		if err != nil {
 			return nil, fmt.Errorf("data file %s: %w", t.File.FilePath(), err)

@@ -97,11 +97,16 @@ func fileScoped(f iceberg.DataFile) string {
 }
 
 // positionDeletes reads a position delete file (Parquet: file_path, pos),
-// once per locator.
+// once per Deletes, and from the process's cache of the delete files
+// written or read last when it holds it.
 func (d *Deletes) positionDeletes(f iceberg.DataFile) (map[string][]int64, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if m, ok := d.posDeletes[f.FilePath()]; ok {
+		return m, nil
+	}
+	if m, ok := positions.get(f.FilePath()); ok {
+		d.posDeletes[f.FilePath()] = m
 		return m, nil
 	}
 	if f.FileFormat() != iceberg.ParquetFile {
@@ -143,5 +148,6 @@ func (d *Deletes) positionDeletes(f iceberg.DataFile) (map[string][]int64, error
 		}
 	}
 	d.posDeletes[f.FilePath()] = m
+	positions.put(f.FilePath(), m)
 	return m, nil
 }

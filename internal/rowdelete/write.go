@@ -181,6 +181,7 @@ func (w *Writer) positionFile(path string, pos []int64) (iceberg.DataFile, error
 	if err != nil {
 		return nil, err
 	}
+	positions.put(loc, map[string][]int64{path: slices.Clone(pos)})
 	n := int64(len(pos))
 	le := func(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
 	fb, err := iceberg.NewDataFileBuilder(w.spec, iceberg.EntryContentPosDeletes, loc, iceberg.ParquetFile, w.values, nil, nil, n, size)
