@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -144,7 +145,12 @@ func (d *Deletes) positionDeletes(f iceberg.DataFile) (map[string][]int64, error
 			return nil, fmt.Errorf("file_path %s, pos %s: want string and int64", paths[i].DataType(), poss[i].DataType())
 		}
 		for r := 0; r < p.Len(); r++ {
-			m[p.Value(r)] = append(m[p.Value(r)], q.Value(r))
+			path := p.Value(r) // aliases the column's buffer: a key of m is a copy
+			pos, ok := m[path]
+			if !ok {
+				path = strings.Clone(path)
+			}
+			m[path] = append(pos, q.Value(r))
 		}
 	}
 	d.posDeletes[f.FilePath()] = m
