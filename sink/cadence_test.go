@@ -10,6 +10,7 @@ import (
 )
 
 func TestCommitCadenceByBytesAndInterval(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for name, opt := range map[string]sink.Option{
 		"bytes":    sink.WithCommitBytes(1),
@@ -35,6 +36,7 @@ func TestCommitCadenceByBytesAndInterval(t *testing.T) {
 // commits its positions, in a snapshot without data files, so a restart
 // does not read them again.
 func TestPositionsAdvanceWithoutRows(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -64,6 +66,7 @@ func TestPositionsAdvanceWithoutRows(t *testing.T) {
 // Appends stay cheap over many commits: new files go to new manifests and
 // small manifests are merged, so the manifest list stays bounded.
 func TestManifestsStayBounded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -114,6 +114,7 @@ func rowsBySeq(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) map
 // so the deleted rows stay deleted and an upserted key holds its new row
 // only, on format v2 (position delete files) and v3 (deletion vectors).
 func TestSinkCompactionKeepsConcurrentRowDeletes(t *testing.T) {
+	t.Parallel()
 	for _, v := range []int{2, 3} {
 		for _, op := range []string{"delete", "upsert"} {
 			t.Run(fmt.Sprintf("v%d/%s", v, op), func(t *testing.T) {
@@ -186,6 +187,7 @@ func TestSinkCompactionKeepsConcurrentRowDeletes(t *testing.T) {
 // fenced: the compaction does not move the marks its pending rows were
 // checked against.
 func TestCompactDoesNotDisarmTheFence(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -221,6 +223,7 @@ func TestCompactDoesNotDisarmTheFence(t *testing.T) {
 // commit (its rows and positions are in the table): it is logged and
 // counted, and runs under the sink's commit lock.
 func TestExpiryFailureIsNotTheCommitsError(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -266,6 +269,7 @@ func TestExpiryFailureIsNotTheCommitsError(t *testing.T) {
 // A compaction of a closed partition that fails after a commit landed
 // does not fail the commit either, and is tried again after the next one.
 func TestCompactionFailureIsNotTheCommitsError(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

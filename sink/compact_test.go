@@ -36,6 +36,7 @@ func toInt(v any) int64 { return reflect.ValueOf(v).Int() }
 // small files into one, with exactly the same rows; the newest snapshot
 // still carries every position; compacting again changes nothing.
 func TestClosedPartitionIsCompacted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -35,6 +35,7 @@ func liveDataFiles(t *testing.T, cat catalog.Catalog, ident icetable.Identifier)
 // data file count bounded as it goes (unpartitioned, and in one open
 // partition of a partitioned table), keyed or not, with every row once.
 func TestSmallFilesCompactedAsTheyGo(t *testing.T) {
+	t.Parallel()
 	const files, per = 4, 5
 	commits := int64(30)
 	if testing.Short() {
@@ -74,6 +75,7 @@ func TestSmallFilesCompactedAsTheyGo(t *testing.T) {
 // In keyed mode a compacted partition still dedupes: a key committed
 // before the compaction, sent again after it, is dropped.
 func TestSmallFileCompactionKeepsKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := flatEventsTable(t, cat, "events")
@@ -101,6 +103,7 @@ func TestSmallFileCompactionKeepsKeys(t *testing.T) {
 }
 
 func TestSmallFileCompactionOptionChecked(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := flatEventsTable(t, cat, "events")
 	for _, tc := range []struct {
@@ -116,6 +119,7 @@ func TestSmallFileCompactionOptionChecked(t *testing.T) {
 // Files at or above the small-file size are not counted: a stream whose
 // files are all full (here: small is under 1 byte) is never compacted.
 func TestSmallFileCompactionCountsSmallFilesOnly(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := flatEventsTable(t, cat, "events")
 	s := mustOpen(t, cat, ident, sink.WithSmallFileCompaction(2, 1))

@@ -17,6 +17,7 @@ import (
 // planned again on the new state. The table ends with every row once and
 // the positions of every source partition.
 func TestConcurrentSinks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -51,6 +51,7 @@ func envelopes(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) map
 // A dead letter keeps the message's topic, key, headers and timestamp; a
 // message without them (Reject) has nulls there.
 func TestDeadLetterKeepsEnvelope(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -84,6 +85,7 @@ func TestDeadLetterKeepsEnvelope(t *testing.T) {
 // columns) gets them added by the first sink that writes to it, and its
 // older rows read null in them.
 func TestDeadLetterEvolvesOldTable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -96,6 +96,7 @@ func deliverWithBad(ctx context.Context, s *sink.Sink) error {
 // bytes, reason and position, once: a crash before the commit replays it,
 // a redelivery after the commit drops it.
 func TestDeadLetterOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -157,6 +158,7 @@ func TestDeadLetterOnce(t *testing.T) {
 // typed error naming it; the rows before it can be committed, the table
 // holds nothing of it, and a restart resumes just before it.
 func TestRejectWithoutDeadLetterStops(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -113,6 +113,7 @@ func tableRows(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) map
 // column's type has and it lacks, optional, in the schema change's own
 // commit after the pending rows; rows committed before read null in them.
 func TestAddNestedFields(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := nestedTable(t, cat, "nested")
@@ -192,6 +193,7 @@ func TestAddNestedFields(t *testing.T) {
 // type does not fit the table's fails with ErrColumnConflict, and the
 // table is left as it was (the columns of the same call not added).
 func TestAddNestedFieldsRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := nestedTable(t, cat, "nested")
@@ -259,6 +261,7 @@ func TestAddNestedFieldsRace(t *testing.T) {
 // the side table made before, which keeps its own columns: the new
 // fields' values are not in the late rows, and nothing fails.
 func TestLateRowsAfterNestedFieldsAdded(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := nestedTable(t, cat, "nested")

@@ -75,6 +75,7 @@ func notes(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) map[str
 // commit of its own; the rows written after it fill the column, the rows
 // committed before read null.
 func TestAddColumnsThenRowsThatNeedIt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -114,6 +115,7 @@ func TestAddColumnsThenRowsThatNeedIt(t *testing.T) {
 // written for the old schema fails its commit with ErrSchemaChanged and
 // commits nothing; after Start it writes for the new schema.
 func TestAddColumnsRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -190,6 +192,7 @@ func TestAddColumnsRace(t *testing.T) {
 // values themselves: the promotion rule is schema.Promotable's, and long
 // to double is not one of its promotions. The table is left as it was.
 func TestAddColumnsRefusesLongForDouble(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -242,6 +245,7 @@ func scoredBatch(msgs []msg) arrow.RecordBatch {
 // column of the table and the same new type, both accept or both refuse,
 // by schema.Fits (the rule of the rows' resolution).
 func TestAddColumnsTypesAgreeWithTable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p := iceberg.PrimitiveTypes
 	list := func(e iceberg.Type) iceberg.Type { return &iceberg.ListType{Element: e} }
@@ -287,6 +291,7 @@ func TestAddColumnsTypesAgreeWithTable(t *testing.T) {
 
 // A rerun of the sink's AddColumns commits nothing.
 func TestAddColumnsRerunIsNoOp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -17,6 +17,7 @@ import (
 // With snapshot expiry the table keeps a bounded number of snapshots, and
 // a restarted sink still finds its positions.
 func TestSnapshotExpiryKeepsPositions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -47,6 +48,7 @@ func TestSnapshotExpiryKeepsPositions(t *testing.T) {
 // writer's snapshots came after the sink's), they come from the table
 // property every sink commit sets.
 func TestPositionsSurviveExpiryOfEverySinkSnapshot(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

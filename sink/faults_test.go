@@ -70,6 +70,7 @@ func deliverAll(ctx context.Context, cat catalog.Catalog, ident []string) error 
 // a run at k and replays the whole stream with a new sink from the
 // table's positions: both tables must end with every message exactly once.
 func TestExactlyOnceUnderEveryFault(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("every fault: slow")
 	}

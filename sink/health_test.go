@@ -33,6 +33,7 @@ func (c *downCatalog) CommitTable(ctx context.Context, ident icetable.Identifier
 }
 
 func TestHealthCheck(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 7, 14, 12, 0, 0, 0, time.UTC)
 	interval := 20 * time.Second // three intervals: 60 s, above MinUnhealthyWait
 	for _, tc := range []struct {
@@ -65,6 +66,7 @@ func TestHealthCheck(t *testing.T) {
 // the catalog refuses them (unhealthy after UnhealthyFailures), and all
 // well again after the next commit that lands.
 func TestHealthFollowsCommits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base, _ := catalogtest.New(t)
 	cat := &downCatalog{Catalog: base}

@@ -34,6 +34,7 @@ var flatIdent = []string{catalogtest.Namespace, "events"}
 // grouped (fewer commits than records), and their small files compacted
 // as they go.
 func TestIngesterConcurrentWritersCommitBeforeReturn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	flatEventsTable(t, cat, "events")
@@ -98,6 +99,7 @@ func TestIngesterConcurrentWritersCommitBeforeReturn(t *testing.T) {
 // their retries then commit (the ingester starts again from the table),
 // each row once.
 func TestIngesterFailedCommitFailsEveryCaller(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	flatEventsTable(t, cat, "events")
@@ -146,6 +148,7 @@ func TestIngesterFailedCommitFailsEveryCaller(t *testing.T) {
 // the batch whole: its rows, already written, commit with the others at
 // Close, and the other callers are answered.
 func TestIngesterCanceledCallerReturnsEarly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	flatEventsTable(t, cat, "events")
@@ -179,6 +182,7 @@ func TestIngesterCanceledCallerReturnsEarly(t *testing.T) {
 
 // An ingester needs keyed mode: without it a retry is a second row.
 func TestIngesterRequiresKey(t *testing.T) {
+	t.Parallel()
 	cat, dir := catalogtest.New(t)
 	flatEventsTable(t, cat, "events")
 	_, err := sink.OpenIngester(context.Background(), catalogtest.Open(t, dir), flatIdent, httpSource)

@@ -49,6 +49,7 @@ var (
 // and the trace; -interleave.seed reruns one seed. TestInterleavingsUpsert
 // (interleave_upsert_test.go) runs the same on the sink's upsert mode.
 func TestInterleavings(t *testing.T) {
+	t.Parallel()
 	type run struct {
 		v    int
 		seed uint64
@@ -841,6 +842,7 @@ func (i *interleaving) run(steps int) {
 // nor a compaction (which reads the table again) may make the rolled-back
 // position the sink's new start. Found by TestInterleavings (seed 1, v2).
 func TestInterleavedRollbackKeepsFence(t *testing.T) {
+	t.Parallel()
 	sp1 := sink.SourcePartition{Source: sp0.Source, Partition: 1}
 	for _, between := range []string{"commit of another source partition", "compaction"} {
 		t.Run(between, func(t *testing.T) {
@@ -889,6 +891,7 @@ func TestInterleavedRollbackKeepsFence(t *testing.T) {
 // a new owner committed since it started it, also after a commit of the
 // other one (which records the table's positions of both).
 func TestInterleavedZombieFencedAfterOtherPartitionCommit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	sp1 := sink.SourcePartition{Source: sp0.Source, Partition: 1}
 	cat, dir := catalogtest.New(t)

@@ -68,6 +68,7 @@ import (
 // clean run of the whole source leaves: its change of the greatest order,
 // absent when that is a delete.
 func TestInterleavingsUpsert(t *testing.T) {
+	t.Parallel()
 	type run struct {
 		v    int
 		seed uint64
@@ -475,6 +476,7 @@ func (i *interleaving) orphans() []string {
 // clean run. The model of TestInterleavingsUpsert keeps tombstones out of
 // the snapshots' states for this reason.
 func TestUpsertSinkRollbackKeepsTombstones(t *testing.T) {
+	t.Parallel()
 	for _, m := range upsertModes {
 		t.Run(m.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -517,6 +519,7 @@ func TestUpsertSinkRollbackKeepsTombstones(t *testing.T) {
 // to its start in its commit's lock, its changes found Unchanged against
 // the live sink's identical commit).
 func TestUpsertSinkStaleCommitAfterRollback(t *testing.T) {
+	t.Parallel()
 	for _, m := range upsertModes {
 		t.Run(m.name, func(t *testing.T) {
 			ctx := context.Background()

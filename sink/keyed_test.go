@@ -24,6 +24,7 @@ import (
 // A producer's duplicates (the same key at a new offset) are dropped
 // within a commit and against the table, also by a restarted sink.
 func TestKeyedDedupesProducerDuplicates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -67,6 +68,7 @@ func TestKeyedDedupesProducerDuplicates(t *testing.T) {
 // there) is dropped: within a commit, against the rows the sink
 // committed, and against the table after a restart.
 func TestKeyedDedupesAcrossSourcePartitions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -109,6 +111,7 @@ func TestKeyedDedupesAcrossSourcePartitions(t *testing.T) {
 // commit that would repeat it fails with ErrKeyCommitted, and the replay
 // from the table's positions drops the duplicate.
 func TestKeyedDedupesAcrossSinks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -157,6 +160,7 @@ func TestKeyedDedupesAcrossSinks(t *testing.T) {
 // source column (the key would not determine the partition: one id with
 // two event days would land twice), naming the column and the table.
 func TestKeyedRefusesKeyWithoutPartitionSource(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events") // day(event_time)
@@ -199,6 +203,7 @@ func keyTypesTable(t *testing.T, cat catalog.Catalog, name string) icetable.Iden
 // nested, of a type without a key encoding (double, struct), none, empty
 // or repeated; and takes every key type.
 func TestKeyedKeyColumnsCheckedAtOpen(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := keyTypesTable(t, cat, "types")
@@ -254,6 +259,7 @@ func pairs(rows []pair) arrow.RecordBatch {
 // values again are duplicates, within one batch and across commits; a
 // row whose key columns are all null has no key and is kept.
 func TestKeyedCompositeKeysAreUnambiguous(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := keyTypesTable(t, cat, "types")
@@ -296,6 +302,7 @@ func TestKeyedCompositeKeysAreUnambiguous(t *testing.T) {
 // Keyed mode on an unpartitioned table with one key column: a duplicate
 // is dropped within a batch, across commits and by a new sink.
 func TestKeyedUnpartitionedSingleColumn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := flatEventsTable(t, cat, "flat")

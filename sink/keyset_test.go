@@ -9,6 +9,7 @@ import (
 // A keySet holds exactly the keys added, through growth, across chunks,
 // and with keys longer than a chunk.
 func TestKeySet(t *testing.T) {
+	t.Parallel()
 	var s keySet
 	if s.has("") || (*keySet)(nil).has("x") {
 		t.Fatal("empty set holds a key")

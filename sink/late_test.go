@@ -21,6 +21,7 @@ import (
 // position; a replay after a crash routes every row as the first
 // delivery did, and neither table gets a row twice.
 func TestLateRowsGoToSideTable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -97,6 +98,7 @@ func TestLateRowsGoToSideTable(t *testing.T) {
 }
 
 func TestLateRowsDroppedByPolicy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -123,6 +125,7 @@ func TestLateRowsDroppedByPolicy(t *testing.T) {
 // and nothing of the batch is kept: the rows before it written again go
 // on as usual.
 func TestLateRowsRejectedByPolicy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -162,6 +165,7 @@ func TestLateRowsRejectedByPolicy(t *testing.T) {
 // value (no policy) and unknown values are refused, and a sink given no
 // policy routes late rows to table.StreamLateTable.
 func TestLatePolicyOption(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -16,6 +16,7 @@ import (
 // canonical keys of the table partitions the append touched, so a rollup
 // finds the days a stream changed.
 func TestSinkSnapshotsCarryLineage(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
 	s := mustOpen(t, cat, ident)

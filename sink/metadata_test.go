@@ -37,6 +37,7 @@ func metadataFiles(t *testing.T, cat catalog.Catalog, ident icetable.Identifier)
 // ones that fall out of the metadata log, so a long stream leaves a
 // bounded number of them; a table that sets the log's length keeps it.
 func TestSinkPrunesMetadataFiles(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a long run of commits: not in -short")
 	}
@@ -116,6 +117,7 @@ func (c *prunedOnceCatalog) LoadTable(ctx context.Context, ident icetable.Identi
 // re-planning a commit) while other sinks' commits prune the metadata file
 // the catalog just named loads the table again instead of failing.
 func TestSinkLoadsTableWhileItsMetadataIsPruned(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a long run of commits: not in -short")
 	}
@@ -166,6 +168,7 @@ func TestSinkLoadsTableWhileItsMetadataIsPruned(t *testing.T) {
 // the square of its commits, each table holding the one before through
 // its file IO function.
 func TestCommittedTableDoesNotHoldEarlierMetadata(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
 	s := mustOpen(t, cat, ident, sink.WithoutSnapshotExpiry())

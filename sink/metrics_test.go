@@ -18,6 +18,7 @@ import (
 // bytes and of the last commit's age, and the commit latency histogram
 // (one point per commit, by outcome).
 func TestMeters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

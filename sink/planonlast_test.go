@@ -32,6 +32,7 @@ func (c *countingCatalog) LoadTable(ctx context.Context, ident icetable.Identifi
 // state loses, is planned again on a fresh load, and both writers' rows
 // end in the table once; the next commit loads first again.
 func TestLoneSinkPlansOnItsLastCommit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base, dir := catalogtest.New(t)
 	ident := eventsTable(t, base, "events")

@@ -121,6 +121,7 @@ func start(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, sp sink
 // set is not read (main's ancestry is complete and records none), Start
 // returns -1 and the replay writes every row again, once.
 func TestRollbackToForeignSnapshotMovesPositionsBack(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		format  string
@@ -181,6 +182,7 @@ func sorted(s []string) []string { slices.Sort(s); return s }
 // A rollback of main to an earlier sink snapshot takes the positions back
 // to that snapshot's: the replay writes the rolled-back rows again.
 func TestRollbackToSinkSnapshotMovesPositionsBack(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
 	s := mustOpen(t, cat, ident)
@@ -206,6 +208,7 @@ func TestRollbackToSinkSnapshotMovesPositionsBack(t *testing.T) {
 // the positions come from the table property, whose recorded sequence
 // number is below the oldest snapshot left on main.
 func TestPositionsPropertyStandsInForExpiredAncestors(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
 	s := mustOpen(t, cat, ident)
@@ -230,6 +233,7 @@ func TestPositionsPropertyStandsInForExpiredAncestors(t *testing.T) {
 // Every sink commit of a v2 table records, beside the positions
 // property, the sequence number of the snapshot it adds.
 func TestSinkRecordsPositionsSequence(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
 	s := mustOpen(t, cat, ident)
@@ -264,6 +268,7 @@ func TestSinkRecordsPositionsSequence(t *testing.T) {
 // (the property's positions would skip the rolled-back rows, none would
 // repeat the expired ones).
 func TestRollbackOverExpiredAncestryFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -21,6 +21,7 @@ import (
 // the first such row, and nothing of it is kept: the rows around it can be
 // written again and the bad one rejected, as the Kafka adapter does.
 func TestWriteNamesTheRowTheTableCannotHold(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	sch := iceberg.NewSchema(0,

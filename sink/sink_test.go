@@ -49,6 +49,7 @@ func mustCommit(t *testing.T, s *sink.Sink) {
 }
 
 func TestRedeliveryIsDropped(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -87,6 +88,7 @@ func TestRedeliveryIsDropped(t *testing.T) {
 // A sink that dies with rows pending (files written, never committed)
 // leaves the table as it was; the next sink resumes from the table.
 func TestRestartResumesFromTable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -120,6 +122,7 @@ func TestRestartResumesFromTable(t *testing.T) {
 // A sink whose source partition another sink committed since it started
 // it (a zombie after a rebalance) fails with ErrFenced and commits nothing.
 func TestZombieIsFenced(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -155,6 +158,7 @@ func TestZombieIsFenced(t *testing.T) {
 }
 
 func TestCommitCadenceByRows(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
@@ -174,6 +178,7 @@ func TestCommitCadenceByRows(t *testing.T) {
 }
 
 func TestBadInputAndOptions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -16,6 +16,7 @@ import (
 // names it in its summary, the stats count it, and a restart resumes past
 // it (a redelivery of it is dropped).
 func TestSkipMovesThePosition(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")

@@ -18,6 +18,7 @@ import (
 // partition: its next commit lands, unfenced, on the same sink, and the
 // table holds every message once.
 func TestSinkGoesOnAfterCommitFoundByToken(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pol := sink.WithRetry(commit.Policy{Attempts: 3, MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, Timeout: 20 * time.Second})
 	run := func(cat *faults.Catalog) error {

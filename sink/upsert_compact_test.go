@@ -107,9 +107,10 @@ func runChurn(t *testing.T, s *sink.Sink, batches [][]orderEvent, from int) {
 // (without compaction each commit leaves one more data file, and delete
 // files with it), and the table holds every key's latest state.
 func TestUpsertSinkCompactsAsItGoes(t *testing.T) {
+	t.Parallel()
 	commits := 40
 	if testing.Short() {
-		commits = 24 // still past the bound (DefaultCompactFiles+1) a run without compaction would cross
+		commits = sink.DefaultCompactFiles + 2 // one past the bound (DefaultCompactFiles+1) a run without compaction would cross
 	}
 	batches := churn(commits, 8)
 	want := latest(batches)
@@ -176,6 +177,7 @@ func (l *mainLock) Lock(_ context.Context, ident icetable.Identifier) (func(), e
 // duplicated: the compaction plans again on the new state, on format v2
 // (position delete files) and v3 (deletion vectors).
 func TestUpsertSinkCompactionRacesApplyChanges(t *testing.T) {
+	t.Parallel()
 	for _, v := range []int{2, 3} {
 		t.Run(fmt.Sprintf("mor-v%d", v), func(t *testing.T) {
 			ctx := context.Background()
@@ -242,9 +244,10 @@ func TestUpsertSinkCompactionRacesApplyChanges(t *testing.T) {
 // the positions back with the rows: a new sink resumes from there, and
 // the compacted table ends as a clean run leaves it.
 func TestUpsertSinkRollbackToCompaction(t *testing.T) {
+	t.Parallel()
 	commits := 30
 	if testing.Short() {
-		commits = 20
+		commits = 12
 	}
 	batches := churn(commits, 8)
 	want := latest(batches)
@@ -303,7 +306,11 @@ func TestUpsertSinkRollbackToCompaction(t *testing.T) {
 // and keep others, and every snapshot the sink expires meanwhile frees
 // only files no snapshot left references.
 func TestUpsertSinkExpiryKeepsSharedDeletionVectors(t *testing.T) {
-	const commits = 24
+	t.Parallel()
+	commits := 24
+	if testing.Short() {
+		commits = 16 // still a dozen compactions, snapshots expired between them
+	}
 	batches := churn(commits, 8)
 	cat, dir := catalogtest.New(t)
 	ident := ordersTable(t, cat, "orders", 3, true)
@@ -319,6 +326,7 @@ func TestUpsertSinkExpiryKeepsSharedDeletionVectors(t *testing.T) {
 }
 
 func TestDeleteRatioCompactionOptionChecked(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := ordersTable(t, cat, "orders", 2, true)
 	for _, ratio := range []float64{-0.1, 1.5, math.NaN()} {

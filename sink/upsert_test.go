@@ -117,6 +117,7 @@ var upsertModes = []struct {
 }{{"cow-v2", 2, false}, {"mor-v2", 2, true}, {"mor-v3", 3, true}, {"cow-v3", 3, false}}
 
 func TestUpsertSinkOrder(t *testing.T) {
+	t.Parallel()
 	for _, m := range upsertModes {
 		t.Run(m.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -168,6 +169,7 @@ func TestUpsertSinkOrder(t *testing.T) {
 }
 
 func TestUpsertSinkRedeliveryDropped(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := ordersTable(t, cat, "orders", 2, true)
@@ -200,6 +202,7 @@ func TestUpsertSinkRedeliveryDropped(t *testing.T) {
 // of it: a new sink replays from the table's positions and the table
 // ends as a clean run leaves it.
 func TestUpsertSinkCrashReplay(t *testing.T) {
+	t.Parallel()
 	for _, m := range upsertModes {
 		t.Run(m.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -255,6 +258,7 @@ func TestUpsertSinkCrashReplay(t *testing.T) {
 // wrote before its table commit was refused is a delete the stream holds,
 // so the owner ends where a clean run ends.
 func TestUpsertSinkZombieFenced(t *testing.T) {
+	t.Parallel()
 	for _, m := range upsertModes {
 		t.Run(m.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -290,6 +294,7 @@ func TestUpsertSinkZombieFenced(t *testing.T) {
 }
 
 func TestUpsertSinkBadOptions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := ordersTable(t, cat, "orders", 2, false)
@@ -317,6 +322,7 @@ func TestUpsertSinkBadOptions(t *testing.T) {
 // does not know goes to the late table, not to the table; one within the
 // bound is applied.
 func TestUpsertSinkRetention(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := ordersTable(t, cat, "orders", 2, true)
 	cs := upsertSpec

@@ -14,6 +14,7 @@ import (
 // later message of the same event time) wins, as it does over a row of
 // its own commit. A redelivery never ties: it is dropped by its position.
 func TestUpsertSinkTieAcrossCommitsLaterOffsetWins(t *testing.T) {
+	t.Parallel()
 	for _, m := range upsertModes {
 		t.Run(m.name, func(t *testing.T) {
 			cat, _ := catalogtest.New(t)

@@ -21,6 +21,7 @@ import (
 // older events stale) before the delete's position is in the table. The
 // table then ends as a clean run ends, with the positions of a clean run.
 func TestUpsertSinkZombieTombstoneEarly(t *testing.T) {
+	t.Parallel()
 	evs := []orderEvent{
 		{"a", "created", time.Hour}, {"b", "created", time.Hour}, // 0, 1
 		{"b", "paid", 2 * time.Hour},    // 2

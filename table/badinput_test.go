@@ -22,6 +22,7 @@ import (
 )
 
 func TestReplacePartitionBadInput(t *testing.T) {
+	t.Parallel()
 	fields := orderdata.ArrowSchema().Fields()
 	withoutAmount := append(append([]arrow.Field{}, fields[:2]...), fields[3:]...)
 	stringAmount := append([]arrow.Field{}, fields...)
@@ -109,6 +110,7 @@ func TestReplacePartitionBadInput(t *testing.T) {
 }
 
 func TestReplacePartitionRowOutsideNamesValue(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	rows := reader(append(orderdata.Day(day0, 5), orderdata.Day(day0.AddDate(0, 0, 1), 1)...))
@@ -119,6 +121,7 @@ func TestReplacePartitionRowOutsideNamesValue(t *testing.T) {
 }
 
 func TestReplacePartitionNilReader(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	_, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), nil)
@@ -128,6 +131,7 @@ func TestReplacePartitionNilReader(t *testing.T) {
 }
 
 func TestReplacePartitionZeroKey(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	_, err := w.ReplacePartition(context.Background(), partition.Key{}, reader(nil))
@@ -150,6 +154,7 @@ func (r *cancelReader) Next() bool {
 }
 
 func TestReplacePartitionCancelledMidWrite(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 40)
@@ -182,6 +187,7 @@ func (r *dropReader) Next() bool {
 }
 
 func TestReplacePartitionTableDroppedBeforeCommit(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 40)
@@ -196,6 +202,7 @@ func TestReplacePartitionTableDroppedBeforeCommit(t *testing.T) {
 }
 
 func TestReplacePartitionKeyOfOtherSpec(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	old := dayKey(t, w, day0)
@@ -208,6 +215,7 @@ func TestReplacePartitionKeyOfOtherSpec(t *testing.T) {
 // only; every write of a table whose write.format.default is another
 // format fails with commit.ErrUnsupported before writing a file.
 func TestWritesRefuseOtherFileFormats(t *testing.T) {
+	t.Parallel()
 	writes := map[string]func(w *table.Writer) error{
 		"ReplacePartition": func(w *table.Writer) error {
 			_, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), reader(orderdata.Day(day0, 10)))
@@ -253,6 +261,7 @@ func TestWritesRefuseOtherFileFormats(t *testing.T) {
 // table.ErrUnsafePartitionValue before any file is written, in every
 // write.
 func TestWritesRefuseLongFolderNames(t *testing.T) {
+	t.Parallel()
 	sch := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "label", Type: iceberg.PrimitiveTypes.String},

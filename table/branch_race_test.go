@@ -31,6 +31,7 @@ import (
 // which removes the branch's data files. The publish must not commit a
 // main that references them: it re-plans and finds no branch.
 func TestPublishReplannedBranchDroppedAndExpired(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	mw := open(t, cat, ident)
@@ -58,6 +59,7 @@ func TestPublishReplannedBranchDroppedAndExpired(t *testing.T) {
 // is gone. The publish cannot tell what the branch wrote: it fails typed,
 // forced or not, and main stays as it was (not day1 alone).
 func TestPublishAfterBranchHistoryExpired(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day1 := day0.AddDate(0, 0, 1)
 	cat, ident, _ := ordersTable(t)
@@ -86,6 +88,7 @@ func TestPublishAfterBranchHistoryExpired(t *testing.T) {
 // commit of the other ref that lands before it. It is a conflict: the
 // writer re-plans with fresh numbers and commits on its second attempt.
 func TestCommitAfterAnotherRefCommitted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day1 := day0.AddDate(0, 0, 1)
 	for _, v := range []int{2, 3} {
@@ -149,6 +152,7 @@ func (l *lockWatch) CommitTable(ctx context.Context, ident icetable.Identifier, 
 // WithCommitLock holds the lock around every commit it makes, a publish
 // (fast-forward and re-planned) and a branch drop included.
 func TestPublishAndDropBranchTakeTheCommitLock(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	lw := &lockWatch{Catalog: cat}
@@ -193,6 +197,7 @@ func dayRows(scan []byte, date string) int {
 // would set the table's last sequence number back, and no reader could
 // load the table again); it is planned again, from main's head.
 func TestBranchCutFromEmptyTableAfterMainCommitted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	raced := &catalogtest.Interposer{Catalog: cat, Before: func() {
@@ -255,6 +260,7 @@ func (h hookIO) Open(name string) (iceio.File, error) {
 // manifests. The publish plans again and finds no branch: a typed error,
 // not a missing file.
 func TestPublishBranchDroppedAndExpiredWhilePlanning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	mw := open(t, cat, ident)

@@ -30,6 +30,7 @@ import (
 // branch's keys ("b=3") name other rows under the new spec: the publish
 // is refused, forced or not, and main keeps its rows.
 func TestPublishAfterSameNameSpecChange(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	spec := iceberg.NewPartitionSpec(
@@ -99,6 +100,7 @@ func replaceDayBuckets(t *testing.T, w *table.Writer, d, n int) {
 // files with the data files: main's day0 holds the branch's rows less the
 // deleted ones.
 func TestPublishCarriesBranchRowDeletes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day1 := day0.AddDate(0, 0, 1)
 	for _, v := range []int{2, 3} {
@@ -159,6 +161,7 @@ func onDay(scan []byte, date string) []string {
 // publish carries all take its own: carried, they would bring their rows
 // back. The publish is refused, typed, and main stays as it was.
 func TestPublishRefusesBranchEqualityDeletes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{icetable.PropertyFormatVersion: "2"})

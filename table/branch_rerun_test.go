@@ -103,6 +103,7 @@ func wapRun(ctx context.Context, cat catalog.Catalog, moveMain bool, stop int) e
 }
 
 func TestPublishAfterCrashIsCleanRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clean, _ := catalogtest.New(t)
 	require.NoError(t, wapSetup(ctx, clean))
@@ -121,6 +122,7 @@ func TestPublishAfterCrashIsCleanRun(t *testing.T) {
 }
 
 func TestPublishRerunKit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the rerun kit over every step: not in -short")
 	}
@@ -139,6 +141,7 @@ func TestPublishRerunKit(t *testing.T) {
 }
 
 func TestPublishLostReplyIsFoundAgain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name     string

@@ -92,6 +92,7 @@ func collect(_ context.Context, src array.RecordReader) (array.RecordReader, err
 }
 
 func TestBranchWritesLeaveMainAsItWas(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day1 := day0.AddDate(0, 0, 1)
 	tests := []struct {
@@ -149,6 +150,7 @@ func TestBranchWritesLeaveMainAsItWas(t *testing.T) {
 }
 
 func TestBranchUnchangedReadsTheBranch(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	bw := open(t, cat, ident, table.WithBranch("audit"), table.WithCodeVersion("v1"))
 	mw := open(t, cat, ident, table.WithCodeVersion("v1"))
@@ -170,6 +172,7 @@ func TestBranchUnchangedReadsTheBranch(t *testing.T) {
 }
 
 func TestPublishFastForward(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, dir := ordersTable(t)
 	replaceDay(t, open(t, cat, ident), day0, 40)
@@ -199,6 +202,7 @@ func TestPublishFastForward(t *testing.T) {
 }
 
 func TestPublishEmptyTableBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident, table.WithBranch("audit"))
@@ -220,6 +224,7 @@ func TestPublishEmptyTableBranch(t *testing.T) {
 }
 
 func TestPublishReplansOnMovedMain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day1, day2 := day0.AddDate(0, 0, 1), day0.AddDate(0, 0, 2)
 	cat, ident, dir := ordersTable(t)
@@ -275,6 +280,7 @@ func TestPublishReplansOnMovedMain(t *testing.T) {
 }
 
 func TestPublishConflict(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day1 := day0.AddDate(0, 0, 1)
 	cat, ident, dir := ordersTable(t)
@@ -306,6 +312,7 @@ func TestPublishConflict(t *testing.T) {
 }
 
 func TestPublishTwoBranchesInEitherOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day1 := day0.AddDate(0, 0, 1)
 	scans := map[string][]byte{}
@@ -328,6 +335,7 @@ func TestPublishTwoBranchesInEitherOrder(t *testing.T) {
 }
 
 func TestDropBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	mw := open(t, cat, ident)
@@ -363,6 +371,7 @@ func TestDropBranch(t *testing.T) {
 }
 
 func TestWithBranchBadName(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	for _, name := range []string{"", icetable.MainBranch} {
 		_, err := table.Open(context.Background(), cat, ident, table.WithBranch(name))
@@ -372,6 +381,7 @@ func TestWithBranchBadName(t *testing.T) {
 }
 
 func TestBranchUpsertMergesWithTheBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	replaceDay(t, open(t, cat, ident), day0, 40)
@@ -398,6 +408,7 @@ func TestBranchUpsertMergesWithTheBranch(t *testing.T) {
 // of an older spec; main moves meanwhile: the publish removes the day's
 // rows from main's month file and keeps the month's other days.
 func TestPublishReplansOverOlderSpecFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	aug3 := time.Date(2026, 8, 3, 0, 0, 0, 0, time.UTC)
 	fresh := orderdata.Day(day0, 3)
@@ -435,6 +446,7 @@ func TestPublishReplansOverOlderSpecFiles(t *testing.T) {
 }
 
 func TestPublishFormatVersions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day1 := day0.AddDate(0, 0, 1)
 	for _, v := range []int{1, 2, 3} {
@@ -457,6 +469,7 @@ func TestPublishFormatVersions(t *testing.T) {
 }
 
 func TestPublishWhileMainMoves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	replaceDay(t, open(t, cat, ident), day0, 40)

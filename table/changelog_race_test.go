@@ -18,6 +18,7 @@ import (
 // into region us: partitions the call does not touch when it compares.
 
 func TestApplyChangesNewerCommitInOtherPartitionWins(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		res := applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "ap", status: "shipped", version: 3})
@@ -29,6 +30,7 @@ func TestApplyChangesNewerCommitInOtherPartitionWins(t *testing.T) {
 }
 
 func TestApplyChangesOlderCommitInOtherPartitionLoses(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		res := applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "ap", status: "created", version: 1})
@@ -40,6 +42,7 @@ func TestApplyChangesOlderCommitInOtherPartitionLoses(t *testing.T) {
 }
 
 func TestApplyChangesRaceWithUpsertInOtherPartition(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		applyRacing(t, cat, ident, w, func() {
 			rows := events(event{id: 1, region: "ap", status: "shipped", version: 3})
@@ -53,6 +56,7 @@ func TestApplyChangesRaceWithUpsertInOtherPartition(t *testing.T) {
 }
 
 func TestUpsertNewerOnlyNewerCommitInOtherPartitionWins(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, _ *table.Writer) {
 		newerOnly := []table.Option{table.WithUpsertOrder("version", "offset"), table.WithUpsertNewerOnly()}
 		upsert := func(w *table.Writer, e event) int64 {

@@ -135,6 +135,7 @@ func current(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) map[i
 }
 
 func TestApplyChangesLateOlderEventDoesNotOverwrite(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		apply(t, w, byVersion,
 			event{id: 1, region: "eu", status: "created", version: 1},
@@ -159,6 +160,7 @@ func TestApplyChangesLateOlderEventDoesNotOverwrite(t *testing.T) {
 }
 
 func TestApplyChangesDeleteStaysDeleted(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		apply(t, w, byVersion,
 			event{id: 1, region: "eu", status: "created", version: 1},
@@ -186,6 +188,7 @@ func TestApplyChangesDeleteStaysDeleted(t *testing.T) {
 }
 
 func TestApplyChangesTiesAndMultiColumnOrder(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		// Order by version alone: two rows of version 2, the last wins.
 		byVersionOnly := byVersion
@@ -206,6 +209,7 @@ func TestApplyChangesTiesAndMultiColumnOrder(t *testing.T) {
 }
 
 func TestApplyChangesPartitionChangeLeavesNoOldVersion(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		apply(t, w, byVersion,
 			event{id: 1, region: "eu", status: "created", version: 1},
@@ -224,6 +228,7 @@ func TestApplyChangesPartitionChangeLeavesNoOldVersion(t *testing.T) {
 }
 
 func TestApplyChangesIsOneSnapshotAndRerunIsUnchanged(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		apply(t, w, byVersion,
 			event{id: 1, region: "eu", status: "created", version: 1},
@@ -251,6 +256,7 @@ func TestApplyChangesIsOneSnapshotAndRerunIsUnchanged(t *testing.T) {
 }
 
 func TestApplyChangesTombstoneWrittenTableNotCommitted(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		apply(t, w, byVersion, event{id: 1, region: "eu", status: "created", version: 1})
 		// The table's commit fails after the tombstone table's landed.
@@ -282,6 +288,7 @@ func (c *failMainCommit) CommitTable(ctx context.Context, ident icetable.Identif
 }
 
 func TestApplyChangesMergeOnReadWritesDeleteFiles(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"2", "3"} {
 		t.Run("v"+format, func(t *testing.T) {
 			cat, _ := catalogtest.New(t)
@@ -309,6 +316,7 @@ func TestApplyChangesMergeOnReadWritesDeleteFiles(t *testing.T) {
 }
 
 func TestUpsertNewerOnly(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, _ *table.Writer) {
 		w := open(t, cat, ident, table.WithUpsertOrder("version", "offset"), table.WithUpsertNewerOnly())
 		upsertEvents := func(evs ...event) commit.Result {
@@ -327,6 +335,7 @@ func TestUpsertNewerOnly(t *testing.T) {
 }
 
 func TestUpsertNewerOnlyNeedsOrder(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "orders_current", changeSchema, *iceberg.UnpartitionedSpec, nil)
 	_, err := table.Open(context.Background(), cat, ident, table.WithUpsertNewerOnly())
@@ -334,6 +343,7 @@ func TestUpsertNewerOnlyNeedsOrder(t *testing.T) {
 }
 
 func TestApplyChangesRetentionRoutesOldUnknownKeysToLateTable(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		cs := table.ChangeSpec{
 			Key:       []string{"order_id"},
@@ -396,6 +406,7 @@ func countRows(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) int
 }
 
 func TestApplyChangesComparesAgainWhenTheTableMoved(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		apply(t, w, byVersion, event{id: 1, region: "eu", status: "created", version: 1})
 		// Another writer commits "shipped" between this call's comparison
@@ -413,6 +424,7 @@ func TestApplyChangesComparesAgainWhenTheTableMoved(t *testing.T) {
 }
 
 func TestApplyChangesBadSpec(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "orders_current", changeSchema, *iceberg.UnpartitionedSpec, iceberg.Properties{"format-version": "2"})
 	w := open(t, cat, ident)

@@ -19,6 +19,7 @@ var byVersionOnly = table.ChangeSpec{
 }
 
 func TestApplyChangesTiesWithTheStoredRow(t *testing.T) {
+	t.Parallel()
 	inputWins := byVersionOnly
 	inputWins.Ties = table.InputWinsTies
 	for _, tc := range []struct {
@@ -48,6 +49,7 @@ func TestApplyChangesTiesWithTheStoredRow(t *testing.T) {
 
 // A tie with a tombstone follows the same rule.
 func TestApplyChangesTiesWithTheTombstone(t *testing.T) {
+	t.Parallel()
 	inputWins := byVersionOnly
 	inputWins.Ties = table.InputWinsTies
 	for _, tc := range []struct {

@@ -17,6 +17,7 @@ import (
 // The delete (tombstone only: the deleter holds no row of order 1 to
 // delete) lands between the upsert's commit validation and its commit.
 func TestApplyChangesTombstoneRaceDeleteOnlyBeforeCommit(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "us", status: "deleted", version: 3})
@@ -30,6 +31,7 @@ func TestApplyChangesTombstoneRaceDeleteOnlyBeforeCommit(t *testing.T) {
 // partition): the upsert's commit retries on the moved table and must see
 // the tombstone then.
 func TestApplyChangesTombstoneRaceDeleteWithCommitBeforeCommit(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		res := applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion,
@@ -46,6 +48,7 @@ func TestApplyChangesTombstoneRaceDeleteWithCommitBeforeCommit(t *testing.T) {
 // commit: the deleter, which has nothing of order 1 to delete in the table
 // it compared, must see the upsert's row after its tombstones landed.
 func TestApplyChangesTombstoneRaceUpsertBeforeTombstones(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		res := applyRacing(t, cat, ident, w, func() {
 			apply(t, open(t, cat, ident), byVersion, event{id: 1, region: "us", status: "paid", version: 2})

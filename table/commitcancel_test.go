@@ -33,6 +33,7 @@ func metadataFiles(t *testing.T, dir string) []string {
 // call must fail with context.Canceled and leave the table, its data files
 // and its metadata files as they were.
 func TestReplacePartitionCancelledInCatalogCommit(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 40)
@@ -88,6 +89,7 @@ func (c *txDoneCatalog) CommitTable(ctx context.Context, ident icetable.Identifi
 }
 
 func TestReplacePartitionCancelSurfacingAsTxDone(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 40)

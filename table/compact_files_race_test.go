@@ -28,6 +28,7 @@ import (
 // the table ends as the model of the committed upserts and deletes: no
 // deleted key back, no key twice, no key lost, and no file left behind.
 func TestCompactFilesConcurrentRowDeltas(t *testing.T) {
+	t.Parallel()
 	const (
 		keys   = 300 // the keys of day0 the row deltas pick from
 		deltas = 10  // row deltas per format

@@ -20,6 +20,7 @@ import (
 // stays, and the snapshot removes exactly the file rewritten and its
 // delete file; the rows are those before.
 func TestCompactFilesRewritesSelectedFiles(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			ctx := context.Background()

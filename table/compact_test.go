@@ -13,6 +13,7 @@ import (
 )
 
 func TestCompactFoldsDeletes(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			ctx := context.Background()
@@ -48,6 +49,7 @@ func TestCompactFoldsDeletes(t *testing.T) {
 }
 
 func TestCompactPolicySmallFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident := morTable(t, "2")
 	w := open(t, cat, ident, table.WithCompactPolicy(table.CompactPolicy{MinDeleteRatio: 0.5, MinSmallFiles: 3}))

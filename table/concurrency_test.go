@@ -130,6 +130,7 @@ func tagsByDay(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) map
 }
 
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	runners := map[string]runner{"goroutines": goroutines, "processes": processes}
 	if testing.Short() {
 		delete(runners, "processes") // spawns a process per writer; the goroutines hold the same races
@@ -195,6 +196,7 @@ func (c *conflictCatalog) LoadTable(ctx context.Context, ident icetable.Identifi
 }
 
 func TestRetryBudgetSpentIsErrConflict(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	replaceDay(t, open(t, cat, ident), day0, 10)
 	files := catalogtest.DataFiles(t, dir)
@@ -208,6 +210,7 @@ func TestRetryBudgetSpentIsErrConflict(t *testing.T) {
 }
 
 func TestOpenRejectsBadRetryPolicy(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	_, err := table.Open(context.Background(), cat, ident, table.WithRetry(commit.Policy{MinBackoff: time.Second, MaxBackoff: time.Millisecond}))
 	assert.ErrorIs(t, err, table.ErrBadOption)

@@ -70,6 +70,7 @@ func assertFilePathsLiteral(t *testing.T, cat catalog.Catalog, ident icetable.Id
 // escapes in paths through every write path, and checks after each that
 // every data file is where its file_path says, read literally.
 func TestDataFilePathsAreLiteral(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		props iceberg.Properties
@@ -178,6 +179,7 @@ func TestDataFilePathsAreLiteral(t *testing.T) {
 // partition; the dynamic write fails and leaves the table as it was,
 // instead of recording the null rows under "null".
 func TestSharedPartitionPathRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	sch := iceberg.NewSchema(0,

@@ -29,6 +29,7 @@ func replacedWith(t *testing.T, format string, orders []orderdata.Order) string 
 }
 
 func TestDeleteByKey(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			ctx := context.Background()
@@ -66,6 +67,7 @@ func TestDeleteByKey(t *testing.T) {
 }
 
 func TestDeleteWhere(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			ctx := context.Background()
@@ -94,6 +96,7 @@ func TestDeleteWhere(t *testing.T) {
 }
 
 func TestDeleteRefusesFormatV1(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{"format-version": "1"})
 	w := open(t, cat, ident)
@@ -105,6 +108,7 @@ func TestDeleteRefusesFormatV1(t *testing.T) {
 }
 
 func TestMergeOnReadUnpartitioned(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			ctx := context.Background()
@@ -133,6 +137,7 @@ func replacedUnpartitioned(t *testing.T, format string, orders []orderdata.Order
 }
 
 func TestDeleteBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident := morTable(t, "3")
 	w := open(t, cat, ident)

@@ -20,6 +20,7 @@ import (
 // small enough that each file holds several. A change of the Parquet
 // library or of the encoding path must keep this.
 func TestSameRowsSameFileBytes(t *testing.T) {
+	t.Parallel()
 	const rows = 120_000
 	var want [][32]byte
 	for round := range 2 {

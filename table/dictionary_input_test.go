@@ -56,6 +56,7 @@ func dictionaryCurrency(t *testing.T, rdr array.RecordReader) array.RecordReader
 // strings make, and a rerun of those plain rows is Unchanged (one
 // fingerprint for both).
 func TestDictionaryInputIsItsValues(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rows := orderdata.Day(day0, 3000)
 	catA, identA, _ := ordersTable(t)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestReplacePartitionsOnlyTouchesProducedPartitions(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	for d := 0; d < 4; d++ {
@@ -42,6 +43,7 @@ func TestReplacePartitionsOnlyTouchesProducedPartitions(t *testing.T) {
 }
 
 func TestReplacePartitionsEmptyInputIsNoOp(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 10)
@@ -56,6 +58,7 @@ func TestReplacePartitionsEmptyInputIsNoOp(t *testing.T) {
 // Every transform routes rows to the right partition, and replacing the
 // produced partitions leaves the others alone.
 func TestReplacePartitionsEveryTransform(t *testing.T) {
+	t.Parallel()
 	specs := map[string]iceberg.PartitionField{
 		"identity long":   {SourceIDs: []int{2}, FieldID: 1000, Name: "customer", Transform: iceberg.IdentityTransform{}},
 		"identity string": {SourceIDs: []int{4}, FieldID: 1000, Name: "currency", Transform: iceberg.IdentityTransform{}},

@@ -26,6 +26,7 @@ var geoColumn = table.NewColumn{Name: "geo", Type: &iceberg.StructType{FieldList
 // AddColumns adds what the table lacks, nested fields included, in one
 // commit; a rerun commits nothing.
 func TestAddColumnsRerunIsNoOp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
@@ -70,6 +71,7 @@ func additions(c table.SchemaChange) []string {
 // with the error a write of such values gets, and nothing changes: the
 // other columns of the call are not added either.
 func TestAddColumnsRefusesWhatDoesNotFit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
@@ -95,6 +97,7 @@ func TestAddColumnsRefusesWhatDoesNotFit(t *testing.T) {
 // The table's name mapping gains the new columns and keeps the aliases
 // of renamed ones; a table without a mapping is not given one.
 func TestAddColumnsKeepsNameMapping(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
@@ -139,6 +142,7 @@ func TestAddColumnsKeepsNameMapping(t *testing.T) {
 // Writers adding columns at once each get theirs: a lost race is decided
 // again on the reloaded table.
 func TestAddColumnsRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	const n = 4

@@ -44,6 +44,7 @@ func july() []orderdata.Order {
 // Replacing a day must remove that day's rows from the month file written
 // under the old spec, and keep the month's other days.
 func TestReplacePartitionAfterSpecEvolution(t *testing.T) {
+	t.Parallel()
 	cat, dir := catalogtest.New(t)
 	monthly := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{5}, FieldID: 1000, Name: "event_month", Transform: iceberg.MonthTransform{}})
 	ident := catalogtest.CreateTable(t, cat, "orders", orderdata.Schema, monthly, nil)

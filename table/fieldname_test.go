@@ -36,6 +36,7 @@ func labelRows() array.RecordReader {
 // name an Avro manifest cannot hold fails with
 // partition.ErrInvalidFieldName.
 func TestOpenRefusesInvalidFieldNames(t *testing.T) {
+	t.Parallel()
 	for _, name := range badFieldNames {
 		t.Run(name, func(t *testing.T) {
 			cat, dir := catalogtest.New(t)
@@ -55,6 +56,7 @@ func TestOpenRefusesInvalidFieldNames(t *testing.T) {
 // for a traversal name, outside the table location), and the table is
 // left as it was.
 func TestWritesRefuseInvalidFieldNames(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	writes := map[string]func(w *table.Writer, k partition.Key) error{
 		"ReplacePartition": func(w *table.Writer, k partition.Key) error {
@@ -111,6 +113,7 @@ func TestWritesRefuseInvalidFieldNames(t *testing.T) {
 // partition.ErrInvalidFieldName, like every write, and main is left as it
 // was.
 func TestPublishRefusesInvalidFieldNames(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "labels", labelSchema, partitionOf(2, "label", iceberg.IdentityTransform{}), nil)

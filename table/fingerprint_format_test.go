@@ -38,6 +38,7 @@ func formerFingerprint(rec arrow.RecordBatch) string {
 // TestFormerFingerprintPinned: formerFingerprint is the previous format's
 // value (pinned by its own stability test before the format changed).
 func TestFormerFingerprintPinned(t *testing.T) {
+	t.Parallel()
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
@@ -53,6 +54,7 @@ func TestFormerFingerprintPinned(t *testing.T) {
 // input, is rewritten once (its fingerprint of this format recorded),
 // never skipped; the run after that is Unchanged.
 func TestFormerFingerprintsNeverMatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	sch := iceberg.NewSchema(0,

@@ -70,6 +70,7 @@ func nonceRows(n, batch int, part, nonce func(i int) int64) array.RecordReader {
 // the former fingerprint (that sum) the second replace was Unchanged and
 // the partition kept the first input.
 func TestReplacePartitionRefusesAForgedCollision(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../internal/fingerprint/testdata/additive_collision.json")
 	require.NoError(t, err)
 	var forged struct{ Nonces []int64 }
@@ -104,6 +105,7 @@ func TestReplacePartitionRefusesAForgedCollision(t *testing.T) {
 // rows in another order are another input (a new snapshot of the same
 // rows).
 func TestStaticAndDynamicRecordOneFingerprint(t *testing.T) {
+	t.Parallel()
 	cat, ident := nonceTable(t)
 	w := open(t, cat, ident)
 	const n = 1000

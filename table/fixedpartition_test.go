@@ -20,6 +20,7 @@ import (
 // partitioned by identity of a fixed column is refused before anything is
 // written, rather than committed in a form Spark cannot read.
 func TestFixedPartitionRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, dir := catalogtest.New(t)
 	sch := iceberg.NewSchema(0,

@@ -11,6 +11,7 @@ import (
 // through (then the map decides) but must let every key of its set
 // through, or a merge-on-read change would leave that row live.
 func TestKeyFilterNeverTurnsAwayAKeyOfTheSet(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 3, 1000, 50_000} {
 		keys := map[string]struct{}{}
 		for i := range n {
@@ -34,6 +35,7 @@ func TestKeyFilterNeverTurnsAwayAKeyOfTheSet(t *testing.T) {
 // TestIntFilterNeverTurnsAwayAValueOfTheSet is the same for the filter
 // over a key column's integer values, negative and extreme ones too.
 func TestIntFilterNeverTurnsAwayAValueOfTheSet(t *testing.T) {
+	t.Parallel()
 	values := []int64{0, 1, -1, 1 << 40, -(1 << 62), 9223372036854775807, -9223372036854775808}
 	for i := range int64(20_000) {
 		values = append(values, i*1000+7)

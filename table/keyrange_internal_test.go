@@ -32,6 +32,7 @@ func keyBatch(arr arrow.Array) arrow.RecordBatch {
 }
 
 func TestKeyRangeMayHold(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewGoAllocator()
 	longs := func(vs ...int64) *keyRange {
 		b := array.NewInt64Builder(mem)

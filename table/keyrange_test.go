@@ -32,6 +32,7 @@ func opened(in *faults.Injector, paths []string) []string {
 // when the file's bounds on it can hold one of the change's keys; the rows
 // stay those of a copy-on-write upsert.
 func TestMergeOnReadSkipsFilesOutsideTheKeys(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			ctx := context.Background()
@@ -82,6 +83,7 @@ func TestMergeOnReadSkipsFilesOutsideTheKeys(t *testing.T) {
 // Files without bounds on the key column (metrics mode counts) are read:
 // the upsert still replaces every changed row.
 func TestMergeOnReadReadsFilesWithoutBounds(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{
 		"format-version": "2", table.PropertyUpsertMode: table.ModeMergeOnRead, "write.metadata.metrics.default": "counts"})

@@ -38,6 +38,7 @@ func (l *processLock) Lock(ctx context.Context, ident icetable.Identifier) (func
 // shared commit lock every replacement commits on its first attempt, and
 // every attempt took the lock.
 func TestCommitLockOneAttemptEach(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	lock := &processLock{}
 	const writers, rounds = 8, 3
@@ -84,6 +85,7 @@ func TestCommitLockOneAttemptEach(t *testing.T) {
 }
 
 func TestWithCommitLockNil(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	_, err := table.Open(context.Background(), cat, ident, table.WithCommitLock(nil))
 	require.ErrorIs(t, err, table.ErrBadOption)
@@ -94,6 +96,7 @@ func TestWithCommitLockNil(t *testing.T) {
 // but does not commit, so a maintenance commit made in the meantime (here:
 // a table property) never races it; once released, the replacement lands.
 func TestLockCommitsHoldsTheWritersOwnCommits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
@@ -132,6 +135,7 @@ func TestLockCommitsHoldsTheWritersOwnCommits(t *testing.T) {
 // writer's turn returns commit.ErrLock and the context's error when the
 // context ends.
 func TestLockCommitsGivesUpWithTheContext(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	unlock, err := w.LockCommits(context.Background())

@@ -81,6 +81,7 @@ func dataFileRowIDs(t *testing.T, cat catalog.Catalog, ident icetable.Identifier
 // (v3) the row ids stay; a second call finds nothing to do and makes no
 // snapshot.
 func TestRewriteManifests(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
@@ -126,6 +127,7 @@ func TestRewriteManifests(t *testing.T) {
 // not lost: the rewrite is planned again on the new state, and the new
 // rows are in the rewritten manifests.
 func TestRewriteManifestsReplansOnConflict(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := morTableDir(t, "2")
 	fastAppends(t, cat, ident, 0, 10)
@@ -149,6 +151,7 @@ func TestRewriteManifestsReplansOnConflict(t *testing.T) {
 
 // A branch writer's rewrite is refused: it rewrites main's manifests.
 func TestRewriteManifestsOnBranch(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := morTableDir(t, "2")
 	w := open(t, cat, ident, table.WithBranch("audit"))
 	_, err := w.RewriteManifests(context.Background())

@@ -18,6 +18,7 @@ import (
 // upsert and a publish each log their outcome under their own operation's
 // name ("icerun upsert", "icerun publish"), with its description in op.
 func TestLoggerCoversUpsertAndPublish(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	var logs bytes.Buffer

@@ -23,6 +23,7 @@ import (
 // One log record per commit attempt and per outcome; spans around the
 // replacement and its commit; counters of rows, bytes and outcomes.
 func TestObservability(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	var logs bytes.Buffer

@@ -19,6 +19,7 @@ import (
 // loses the race re-plans against the winner's files, and the rewrite of
 // its first attempt is referenced by nothing. It must be removed.
 func TestReplacePartitionRemovesRewritesOfLostAttempts(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	ctx := context.Background()
 	orders := orderdata.Day(day0, 400)

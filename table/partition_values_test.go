@@ -62,6 +62,7 @@ func emptyBinaryRows(t *testing.T, ids ...int64) array.RecordReader {
 // dynamic write's rows. Every data file must be recorded in the manifest
 // under the key that names it, never as null.
 func TestEmptyBinaryPartitionEveryPath(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		tr   iceberg.Transform
@@ -130,6 +131,7 @@ func liveEntries(t *testing.T, tbl *icetable.Table) []iceberg.ManifestEntry {
 // writers, and an input of only 0-row batches empties the partition with
 // a delete snapshot, as Java does.
 func TestZeroRowBatchesWriteNoFile(t *testing.T) {
+	t.Parallel()
 	for _, writers := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d writers", writers), func(t *testing.T) {
 			ctx := context.Background()
@@ -214,6 +216,7 @@ func checkNoEmptyFiles(t *testing.T, cat catalog.Catalog, ident icetable.Identif
 // past its precision) dynamically, then replaces that partition statically:
 // the replacement finds and deletes the dynamic write's rows.
 func TestTruncateEdgeKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	sch := iceberg.NewSchema(0,

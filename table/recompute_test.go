@@ -87,6 +87,7 @@ func recomputeDays(t *testing.T, cat catalog.Catalog, src, dst icetable.Identifi
 }
 
 func TestRecomputeAfterLateRecordEqualsFromScratch(t *testing.T) {
+	t.Parallel()
 	cat, src, _ := ordersTable(t)
 	dst := catalogtest.CreateTable(t, cat, "daily_revenue", revenueSchema, revenueSpec, nil)
 	d1 := day0.AddDate(0, 0, 1)
@@ -112,6 +113,7 @@ func TestRecomputeAfterLateRecordEqualsFromScratch(t *testing.T) {
 }
 
 func TestRecomputeAtSnapshotIsRepeatable(t *testing.T) {
+	t.Parallel()
 	cat, src, _ := ordersTable(t)
 	dst := catalogtest.CreateTable(t, cat, "daily_revenue", revenueSchema, revenueSpec, nil)
 	w := open(t, cat, src)

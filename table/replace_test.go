@@ -16,6 +16,7 @@ import (
 )
 
 func TestReplacePartitionRerunIsUnchanged(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident)
 	first := replaceDay(t, w, day0, 500)
@@ -35,6 +36,7 @@ func TestReplacePartitionRerunIsUnchanged(t *testing.T) {
 }
 
 func TestReplacePartitionReplacesOnlyItsPartition(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 300)
@@ -54,6 +56,7 @@ func TestReplacePartitionReplacesOnlyItsPartition(t *testing.T) {
 }
 
 func TestReplacePartitionNewCodeVersionCommits(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	replaceDay(t, open(t, cat, ident, table.WithCodeVersion("v1")), day0, 10)
 	res := replaceDay(t, open(t, cat, ident, table.WithCodeVersion("v2")), day0, 10)
@@ -70,6 +73,7 @@ func TestReplacePartitionNewCodeVersionCommits(t *testing.T) {
 }
 
 func TestReplacePartitionEmptyInputEmptiesPartition(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 50)
@@ -85,6 +89,7 @@ func TestReplacePartitionEmptyInputEmptiesPartition(t *testing.T) {
 // commits through the catalog itself, so iceberg-go's replay of a stale
 // delete list never runs.
 func TestReplacePartitionIgnoresIcebergRetries(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{"commit.retry.num-retries": "3"})
 	w := open(t, cat, ident)

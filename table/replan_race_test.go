@@ -19,6 +19,7 @@ import (
 // locates the keys again on the first one's state, so every key ends with
 // exactly one row, the second writer's.
 func TestMergeOnReadConcurrentUpsertsOfOneKey(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			cat, ident := morTable(t, format)
@@ -42,6 +43,7 @@ func TestMergeOnReadConcurrentUpsertsOfOneKey(t *testing.T) {
 // deleted row comes back, no new row is lost), and the files of the lost
 // rewrite are removed.
 func TestCompactRacedByChangeOfItsPartition(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	changes := map[string]func(t *testing.T, w *table.Writer){
 		"delete": func(t *testing.T, w *table.Writer) {
@@ -81,6 +83,7 @@ func TestCompactRacedByChangeOfItsPartition(t *testing.T) {
 // With the retry budget spent, a raced compaction fails with
 // ErrConflict: the change stays, the rewrite's files are removed.
 func TestCompactRacedOutOfAttempts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, dir := morTableDir(t, "2")
 	compactRaceSetup(t, open(t, cat, ident))
@@ -107,6 +110,7 @@ func compactRaceSetup(t *testing.T, w *table.Writer) {
 // A compaction that meets a commit to another partition only retries its
 // commit: it rewrites its own partition once.
 func TestCompactRacedByOtherPartitionRewritesOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, dir := morTableDir(t, "3")
 	compactRaceSetup(t, open(t, cat, ident))
@@ -136,6 +140,7 @@ func TestCompactRacedByOtherPartitionRewritesOnce(t *testing.T) {
 // An upsert that meets a compaction committed meanwhile locates its keys
 // again in the compacted files.
 func TestMergeOnReadUpsertRacedByCompact(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			ctx := context.Background()

@@ -46,6 +46,7 @@ func (c *racingCatalog) LoadTable(ctx context.Context, ident icetable.Identifier
 // the error and Result.Attempts count every attempt of the call, not
 // those of its last round of planning.
 func TestRetryBudgetSpentReportsEveryAttempt(t *testing.T) {
+	t.Parallel()
 	const budget = 3
 	ops := []struct {
 		name    string

@@ -19,6 +19,7 @@ import (
 // changed: they keep their _row_id and _last_updated_sequence_number, as
 // in a compaction; the bucket's new rows get new ids.
 func TestRowLineageOldSpecRewriteKeepsRowIDs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{"format-version": "3"})

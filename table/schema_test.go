@@ -57,6 +57,7 @@ func column(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, name s
 // Rename currency -> currency_code, then rerun a 2025 partition with a
 // producer that still sends "currency": the values land in currency_code.
 func TestRenameThenRerunKeepsValues(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	old := day0.AddDate(-1, 0, 0)
 	w := open(t, cat, ident)
@@ -84,6 +85,7 @@ func TestRenameThenRerunKeepsValues(t *testing.T) {
 // Add a nullable column; rewrite an old partition with code that does not
 // know it: null there, other partitions keep their values.
 func TestAddColumnThenRewriteOldPartition(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 5)
@@ -130,6 +132,7 @@ func TestAddColumnThenRewriteOldPartition(t *testing.T) {
 }
 
 func TestAddColumnInitialDefaultNeedsV3(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	err := w.AddColumn(context.Background(), table.NewColumn{Name: "channel", Type: iceberg.PrimitiveTypes.String, InitialDefault: iceberg.NewLiteral("store")})
@@ -145,6 +148,7 @@ func withIDs(f arrow.Field, id string) arrow.Field {
 // Input columns in another order and under other names, carrying field
 // IDs: resolved by ID.
 func TestInputResolvedByFieldID(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	src := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(day0, 6))
@@ -175,6 +179,7 @@ func TestInputResolvedByFieldID(t *testing.T) {
 // order. Read by position, amount_minor would receive customer_id; icerun
 // resolves by name/ID and writes the right values.
 func TestPositionalTrap(t *testing.T) {
+	t.Parallel()
 	src := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(day0, 6))
 	defer src.Release()
 	f := src.Schema().Fields()
@@ -211,6 +216,7 @@ func TestPositionalTrap(t *testing.T) {
 }
 
 func TestIncompatibleInputIsTypedErrorAndNoCommit(t *testing.T) {
+	t.Parallel()
 	src := orderdata.Batch(orderdata.ArrowSchema(), orderdata.Day(day0, 3))
 	defer src.Release()
 	cases := map[string]arrow.DataType{
@@ -249,6 +255,7 @@ func withExtraColumn(t *testing.T) array.RecordReader {
 }
 
 func TestUnknownFieldsIgnoredAndReported(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	res, err := w.ReplacePartition(context.Background(), dayKey(t, w, day0), withExtraColumn(t))
@@ -270,6 +277,7 @@ var ordersContract = schema.Contract{Columns: []schema.Column{
 // A batch missing a required contract field lands in the quarantine table
 // with its reason; the target is unchanged; a rerun does not duplicate it.
 func TestContractViolationIsQuarantined(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident, table.WithContract(ordersContract), table.WithRunID("run-1"))
 	replaceDay(t, w, day0, 10)
@@ -311,6 +319,7 @@ func TestContractViolationIsQuarantined(t *testing.T) {
 // On a format-v3 table the history default is written as Iceberg's
 // initial-default, and partitions of the table are then replaced.
 func TestAddColumnInitialDefaultV3(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "orders_v3", orderdata.Schema, orderdata.Spec, iceberg.Properties{"format-version": "3"})
 	w := open(t, cat, ident)

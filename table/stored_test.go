@@ -19,6 +19,7 @@ import (
 // positions itself, so a deleted row it took for live would make the
 // change stale.
 func TestApplyChangesComparesWithLiveRowsOnly(t *testing.T) {
+	t.Parallel()
 	forEachMode(t, func(t *testing.T, cat catalog.Catalog, ident icetable.Identifier, w *table.Writer) {
 		ctx := context.Background()
 		apply(t, w, byVersion,

@@ -20,6 +20,7 @@ import (
 // difference is invisible to a text encoding or was computed to collide
 // with icerun's former 64-bit row hash; the same input again is.
 func TestReplacePartitionUnchangedOnlyForTheSameRows(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name          string
 		schema        *iceberg.Schema

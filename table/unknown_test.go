@@ -53,6 +53,7 @@ func (c *lossyCatalog) LoadTable(ctx context.Context, ident icetable.Identifier)
 }
 
 func TestUnknownOutcomeAppliedIsFoundByToken(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	replaceDay(t, open(t, cat, ident), day0, 10)
 	lc := &lossyCatalog{Catalog: cat, apply: true}
@@ -68,6 +69,7 @@ func TestUnknownOutcomeAppliedIsFoundByToken(t *testing.T) {
 }
 
 func TestUnknownOutcomeNotAppliedFails(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	replaceDay(t, open(t, cat, ident), day0, 10)
 	files := catalogtest.DataFiles(t, dir)
@@ -81,6 +83,7 @@ func TestUnknownOutcomeNotAppliedFails(t *testing.T) {
 }
 
 func TestUnknownOutcomeUnresolvedKeepsFiles(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	replaceDay(t, open(t, cat, ident), day0, 10)
 	before := len(catalogtest.DataFiles(t, dir))
@@ -101,6 +104,7 @@ func TestUnknownOutcomeUnresolvedKeepsFiles(t *testing.T) {
 // reload that does not find the token: the server may still apply it, so
 // the files are kept and the outcome is reported unknown.
 func TestUnknownOutcomeRESTStateUnknownKeepsFiles(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	replaceDay(t, open(t, cat, ident), day0, 10)
 	before := len(catalogtest.DataFiles(t, dir))

@@ -19,6 +19,7 @@ import (
 // unpartitioned table, whose one key has the empty text, name the table
 // (or say "unpartitioned"), with no empty word where the key would be.
 func TestUnpartitionedErrorsNameTheTable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dup := orderdata.Day(day0, 3)
 	dup = append(dup, dup[1])

@@ -31,6 +31,7 @@ func manyFileUpserts() [][]orderdata.Order {
 // parallel; the result must read as the copy-on-write table's, and on v3
 // every updated row keeps one _row_id (checked by the lineage tests).
 func TestMergeOnReadUpsertOverManyFiles(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			cat, ident := morTable(t, format)
@@ -54,6 +55,7 @@ func TestMergeOnReadUpsertOverManyFiles(t *testing.T) {
 // upsert fails naming that file, commits nothing and leaves no file it
 // wrote behind.
 func TestMergeOnReadUpsertWithAMissingDataFile(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			cat, ident, dir := morTableDir(t, format)

@@ -76,6 +76,7 @@ func summary(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) *icet
 }
 
 func TestMergeOnReadUpsertReadsBackAsCopyOnWrite(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			cat, ident := morTable(t, format)
@@ -124,6 +125,7 @@ func paths(tasks []icetable.FileScanTask) []string {
 }
 
 func TestMergeOnReadUpsertRerunMakesNoSnapshot(t *testing.T) {
+	t.Parallel()
 	for _, format := range morFormats {
 		t.Run("v"+format, func(t *testing.T) {
 			cat, ident := morTable(t, format)
@@ -148,6 +150,7 @@ func TestMergeOnReadUpsertRerunMakesNoSnapshot(t *testing.T) {
 }
 
 func TestMergeOnReadOption(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{"format-version": "2"})
 	w := open(t, cat, ident, table.WithWriteMode(table.MergeOnRead))

@@ -22,6 +22,7 @@ import (
 // ran (as with deletion vectors on v3), and the rows are those of
 // copy-on-write.
 func TestMergeOnReadV2KeepsOnePositionDeleteFilePerDataFile(t *testing.T) {
+	t.Parallel()
 	cat, ident := morTable(t, "2")
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 100)
@@ -49,6 +50,7 @@ func TestMergeOnReadV2KeepsOnePositionDeleteFilePerDataFile(t *testing.T) {
 // those data files leaves it live and does not repeat its positions; the
 // rows are those of the same changes made copy-on-write.
 func TestMergeOnReadV2LeavesOtherWritersDeletes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	first := changedOrders(90, 150, 1_000_000) // a second data file: orders 100..149
 	gone := []int64{orderdata.Day(day0, 150)[3].ID, orderdata.Day(day0, 150)[120].ID}

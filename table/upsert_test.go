@@ -75,6 +75,7 @@ func twice(orders []orderdata.Order) []orderdata.Order {
 }
 
 func TestUpsertReplayIsIdempotent(t *testing.T) {
+	t.Parallel()
 	batch := append(orderdata.Day(day0, 200), orderdata.Day(day0.AddDate(0, 0, 1), 50)...)
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
@@ -93,6 +94,7 @@ func TestUpsertReplayIsIdempotent(t *testing.T) {
 }
 
 func TestUpsertReplacesMatchingKeysAndAddsNewOnes(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 100)
@@ -115,6 +117,7 @@ func TestUpsertReplacesMatchingKeysAndAddsNewOnes(t *testing.T) {
 }
 
 func TestUpsertThreePartitionsOneSnapshot(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	days := []time.Time{day0, day0.AddDate(0, 0, 1), day0.AddDate(0, 0, 2), day0.AddDate(0, 0, 3)}
@@ -148,6 +151,7 @@ func TestUpsertThreePartitionsOneSnapshot(t *testing.T) {
 }
 
 func TestUpsertLateRecordTouchesOnlyItsPartition(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 20)
@@ -161,6 +165,7 @@ func TestUpsertLateRecordTouchesOnlyItsPartition(t *testing.T) {
 }
 
 func TestUpsertDuplicateKeys(t *testing.T) {
+	t.Parallel()
 	base := orderdata.Day(day0, 10)
 	later := base[3]
 	later.Amount, later.EventTime = 777, later.EventTime.Add(time.Minute)
@@ -197,6 +202,7 @@ func TestUpsertDuplicateKeys(t *testing.T) {
 }
 
 func TestUpsertBadKey(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	for _, keys := range [][]string{nil, {"nope"}, {"order_id", "nope"}} {
@@ -232,6 +238,7 @@ func (c *interleaveCatalog) LoadTable(ctx context.Context, ident icetable.Identi
 }
 
 func TestConcurrentUpsertsDisjointKeys(t *testing.T) {
+	t.Parallel()
 	all := orderdata.Day(day0, 300)
 	a, b := all[100:200], all[200:300]
 	t.Run("interleaved", func(t *testing.T) {
@@ -281,6 +288,7 @@ func TestConcurrentUpsertsDisjointKeys(t *testing.T) {
 // A partition with rows in files of an older spec cannot be merged
 // exactly by Upsert: it refuses, and leaves the table as it was.
 func TestUpsertRefusesOlderSpecFiles(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident)
 	replaceDay(t, w, day0, 10)
@@ -296,6 +304,7 @@ func TestUpsertRefusesOlderSpecFiles(t *testing.T) {
 // The duplicate rule does not depend on input order: a tie at one order
 // value is resolved by a greater value wherever it comes in the input.
 func TestUpsertDuplicateRuleIsOrderIndependent(t *testing.T) {
+	t.Parallel()
 	base := orderdata.Day(day0, 1)[0]
 	tieA, tieB, top := base, base, base
 	tieA.Amount, tieA.Currency = 2, "EUR"
@@ -316,6 +325,7 @@ func TestUpsertDuplicateRuleIsOrderIndependent(t *testing.T) {
 
 // The input is spilled to staged files while merging; none of them stays.
 func TestUpsertLeavesOnlyLiveFiles(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident)
 	in := append(orderdata.Day(day0, 50), orderdata.Day(day0.AddDate(0, 0, 1), 50)...)
@@ -340,6 +350,7 @@ func TestUpsertLeavesOnlyLiveFiles(t *testing.T) {
 // replace's), unless the table sets write.parquet.row-group-limit, which
 // is honored.
 func TestUpsertRowGroups(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a large partition: not in -short")
 	}
@@ -369,6 +380,7 @@ func TestUpsertRowGroups(t *testing.T) {
 // rows (a large partition's memory does not follow its size), unless the
 // table sets write.parquet.row-group-limit, which is honored.
 func TestReplaceRowGroups(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a large partition: not in -short")
 	}

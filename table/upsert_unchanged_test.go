@@ -18,6 +18,7 @@ import (
 // already applied, even under another, is Unchanged too); a change set
 // that changes a row is not.
 func TestUpsertReplayOfALargePartitionIsUnchanged(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a large partition: not in -short")
 	}
@@ -51,6 +52,7 @@ func TestUpsertReplayOfALargePartitionIsUnchanged(t *testing.T) {
 // twice (a replace may write that) is changed by an Upsert of that row,
 // which leaves it once.
 func TestUpsertOfADuplicatedRowIsNotUnchanged(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	row := orderdata.Day(day0, 1)

@@ -50,6 +50,7 @@ func seed(t *testing.T, w *table.Writer) {
 }
 
 func TestReplaceWindowLatePolicies(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, late := range []table.LatePolicy{table.DropLate, table.RouteLate} {
 		t.Run(late.String(), func(t *testing.T) {
@@ -112,6 +113,7 @@ func TestReplaceWindowLatePolicies(t *testing.T) {
 }
 
 func TestReplaceWindowReject(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident)
 	seed(t, w)
@@ -134,6 +136,7 @@ func TestReplaceWindowReject(t *testing.T) {
 // TestReplaceWindowUnchanged: reprocessing a window where one partition
 // changed rewrites that partition only.
 func TestReplaceWindowUnchanged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
@@ -167,6 +170,7 @@ func TestReplaceWindowUnchanged(t *testing.T) {
 }
 
 func TestReplaceWindowBad(t *testing.T) {
+	t.Parallel()
 	cat, ident, _ := ordersTable(t)
 	w := open(t, cat, ident)
 	k := dayKey(t, w, day0)
@@ -272,6 +276,7 @@ func (f *failing) Err() error { return f.err }
 // TestReplaceWindowRouteAbort: an input that fails after late rows were
 // routed commits nothing, in either table, and leaves no new file.
 func TestReplaceWindowRouteAbort(t *testing.T) {
+	t.Parallel()
 	cat, ident, dir := ordersTable(t)
 	w := open(t, cat, ident)
 	seed(t, w)
@@ -295,6 +300,7 @@ func TestReplaceWindowRouteAbort(t *testing.T) {
 // the whole window holds its input once it returns (the table equals one
 // written by this call alone), and leave no file behind.
 func TestReplaceWindowSkipsOnlyWhatStillHolds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident, dir := ordersTable(t)
 	in := nightly()[:50] // 20 orders of day0-2, 30 of day0

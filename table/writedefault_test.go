@@ -57,6 +57,7 @@ func tiersByDay(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) []
 // written if a field is not supplied to a write"); rows written before
 // the column existed keep reading the initial-default.
 func TestWritesFillWriteDefault(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day1 := day0.AddDate(0, 0, 1)
 	writes := map[string]func(w *table.Writer, rows array.RecordReader) error{

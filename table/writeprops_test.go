@@ -199,6 +199,10 @@ func boolCount(b bool) int {
 // as a table that sets 1; a level the table sets is honored.
 func TestCompressionLevel(t *testing.T) {
 	sizes := map[string]int64{}
+	rows := 100_000
+	if testing.Short() {
+		rows = 20_000
+	}
 	for _, level := range []string{"", "1", "3", "9"} {
 		cat, _ := catalogtest.New(t)
 		props := iceberg.Properties{}
@@ -207,7 +211,7 @@ func TestCompressionLevel(t *testing.T) {
 		}
 		ident := catalogtest.CreateTable(t, cat, "level", orderdata.Schema, orderdata.Spec, props)
 		w := open(t, cat, ident, table.WithParallelWrite(1, 1<<30))
-		replaceDay(t, w, day0, 100_000)
+		replaceDay(t, w, day0, rows)
 		files := liveFiles(t, w.Table())
 		require.Len(t, files, 1)
 		sizes[level] = files[0].FileSizeBytes()
