@@ -52,6 +52,19 @@
 //
 //	scripts/integration kafka -- bash -c 'eval "$(scripts/connect)" && go run ./cmd/icerun-bench -sink-peers [-sink-rate 10000] [-sink-duration 10m] [-sink-intervals 1s,10s]'
 //	... -sink-peers -sink-backlog 1000000   # the drain rate of a full topic instead
+//
+// With -upsert-peers it runs instead the upsert mode beside Spark
+// Structured Streaming (upsertpeers.go; peers/upsert_stream.py): two
+// tables of -upsert-peers-rows orders loaded as -upsert-stream loads them
+// (format v2, merge-on-read), a backlog of -upsert-peers-changes changes
+// of its generator on one topic, drained by `icerun sink -upsert order_id
+// -order version -delete-when status=deleted` (commit interval
+// -upsert-interval) and by Spark's foreachBatch + MERGE INTO (trigger 1 s,
+// maxOffsetsPerTrigger -upsert-peers-batch); each table is checked row by
+// row and scanned by Spark before and after rewrite_data_files; see
+// docs/streaming.md, "Against Spark":
+//
+//	scripts/integration kafka -- bash -c 'eval "$(scripts/engines)" && eval "$(scripts/spark-kafka)" && go run ./cmd/icerun-bench -upsert-peers [-upsert-peers-rows 1000000] [-upsert-peers-changes 200000]'
 package main
 
 import (
@@ -111,6 +124,13 @@ func main() {
 	upsertFormat := flag.String("upsert-format", "v2", "-upsert-stream: the table's format version, v2 or v3")
 	upsertWrite := flag.String("upsert-write", table.ModeMergeOnRead, "-upsert-stream: the table's write.upsert.mode, merge-on-read or copy-on-write")
 	upsertFileMB := flag.Int64("upsert-target-file-mb", 0, "-upsert-stream: the table's write.target-file-size-bytes in MiB (0: the default, 512 MiB), for the load and the sink's files and compactions")
+	upsertPeers := flag.Bool("upsert-peers", false, "run the upsert mode beside Spark Structured Streaming instead: a backlog of -upsert-peers-changes changes on one Kafka topic drained by icerun's sink in upsert mode and by Spark's foreachBatch + MERGE INTO (upsertpeers.go); broker from $ICERUN_KAFKA_BROKERS, Spark from scripts/engines and scripts/spark-kafka")
+	upsertPeersRows := flag.Int64("upsert-peers-rows", 1_000_000, "-upsert-peers: orders in each table before the changes")
+	upsertPeersChanges := flag.Int64("upsert-peers-changes", 200_000, "-upsert-peers: the backlog of changes")
+	upsertPeersBatch := flag.Int("upsert-peers-batch", 5000, "-upsert-peers: Spark's maxOffsetsPerTrigger")
+	upsertPeersParts := flag.Int("upsert-peers-partitions", 4, "-upsert-peers: partitions of the topic")
+	upsertPeersKeys := flag.String("upsert-peers-keys", string(timeOrdered), "-upsert-peers: time-ordered or random")
+	upsertPeersSystems := flag.String("upsert-peers-systems", "icerun,spark", "-upsert-peers: systems to run, in this order: icerun, spark")
 	upsertChild := flag.String("upsert-child", "", "internal: run one -upsert-stream step (JSON request)")
 	prep := flag.String("prepare", "", "internal: prepare a peer-bench table (JSON request)")
 	run := flag.String("run", "", "internal: run one Go engine's peer-bench step (JSON request)")
@@ -137,6 +157,23 @@ func main() {
 			os.Exit(2)
 		}
 		if err := runUpsertStream(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *upsertPeers {
+		cfg := upsertPeersConfig{brokers: os.Getenv("ICERUN_KAFKA_BROKERS"), icerun: *sinkBin, python: os.Getenv("ICERUN_PYTHON"),
+			rows: *upsertPeersRows, changes: *upsertPeersChanges, maxOffsets: *upsertPeersBatch, partitions: int32(*upsertPeersParts),
+			keys: keyOrder(*upsertPeersKeys), interval: *upsertInterval, systems: strings.Split(*upsertPeersSystems, ","), timeout: time.Hour}
+		if j, k := os.Getenv("ICERUN_SPARK_JARS"), os.Getenv("ICERUN_SPARK_KAFKA_JARS"); j != "" && k != "" {
+			cfg.sparkJars = j + "," + k
+		}
+		if err := checkUpsertPeers(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
+			os.Exit(2)
+		}
+		if err := runUpsertPeers(cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "icerun-bench:", err)
 			os.Exit(1)
 		}
