@@ -160,18 +160,31 @@ func (w *Writer) positionFile(path string, pos []int64) (iceberg.DataFile, error
 	fieldID := func(id int) arrow.Metadata {
 		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)})
 	}
+	// file_path is one value repeated: handed to the Parquet writer as a
+	// dictionary of that one value (the column is dictionary-encoded in
+	// the file either way), so it is neither copied nor hashed per row.
+	pathType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "file_path", Type: arrow.BinaryTypes.String, Metadata: fieldID(posDeleteFilePathID)},
+		{Name: "file_path", Type: pathType, Metadata: fieldID(posDeleteFilePathID)},
 		{Name: "pos", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldID(posDeletePosID)},
 	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	paths, poss := b.Field(0).(*array.StringBuilder), b.Field(1).(*array.Int64Builder)
-	for range pos {
-		paths.Append(path)
-	}
-	poss.AppendValues(pos, nil)
-	rec := b.NewRecordBatch()
+	dictB := array.NewStringBuilder(memory.DefaultAllocator)
+	dictB.Append(path)
+	dict := dictB.NewArray()
+	dictB.Release()
+	defer dict.Release()
+	idxData := array.NewData(arrow.PrimitiveTypes.Int32, len(pos), []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 4*len(pos)))}, nil, 0, 0)
+	idx := array.NewInt32Data(idxData)
+	idxData.Release()
+	defer idx.Release()
+	paths := array.NewDictionaryArray(pathType, idx, dict)
+	defer paths.Release()
+	posB := array.NewInt64Builder(memory.DefaultAllocator)
+	posB.AppendValues(pos, nil)
+	poss := posB.NewArray()
+	posB.Release()
+	defer poss.Release()
+	rec := array.NewRecordBatch(sc, []arrow.Array{paths, poss}, int64(len(pos)))
 	defer rec.Release()
 	loc, err := w.location("parquet")
 	if err != nil {
