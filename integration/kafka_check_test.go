@@ -212,8 +212,16 @@ func filesPerDay(t *testing.T, cc chaosCatalog, ident icetable.Identifier) strin
 	return strings.Join(out, " ")
 }
 
+// deadKey is how a dead letter is compared: the record as sent and its
+// position (source partition and offset).
+func deadKey(raw string, part int32, off int64) string {
+	return fmt.Sprintf("%q@%d:%d", raw, part, off)
+}
+
 // checkDeadLetters compares the dead-letter table's records
-// (sink.DeadLetterRaw) with the bad records sent: each exactly once.
+// (sink.DeadLetterRaw with their sink.LateSourcePartition and
+// sink.LateOffset) with the bad records sent (by deadKey): each exactly
+// once, at its position.
 func checkDeadLetters(t *testing.T, cc chaosCatalog, ident icetable.Identifier, bad map[string]bool) chaosDiff {
 	t.Helper()
 	ctx := context.Background()
@@ -223,7 +231,7 @@ func checkDeadLetters(t *testing.T, cc chaosCatalog, ident icetable.Identifier, 
 		t.Fatal(err)
 	}
 	if err == nil && tbl.CurrentSnapshot() != nil {
-		_, recs, err := tbl.Scan(icetable.WithSelectedFields(sink.DeadLetterRaw)).ToArrowRecords(ctx)
+		_, recs, err := tbl.Scan(icetable.WithSelectedFields(sink.DeadLetterRaw, sink.LateSourcePartition, sink.LateOffset)).ToArrowRecords(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,17 +239,19 @@ func checkDeadLetters(t *testing.T, cc chaosCatalog, ident icetable.Identifier, 
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch col := rec.Column(0).(type) {
+			col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
+			parts, offs := col(sink.LateSourcePartition).(*array.Int32), col(sink.LateOffset).(*array.Int64)
+			var raw func(i int) string
+			switch c := col(sink.DeadLetterRaw).(type) {
 			case *array.String:
-				for i := 0; i < col.Len(); i++ {
-					count[col.Value(i)]++
-				}
+				raw = c.Value
 			case *array.Binary:
-				for i := 0; i < col.Len(); i++ {
-					count[string(col.Value(i))]++
-				}
+				raw = func(i int) string { return string(c.Value(i)) }
 			default:
-				t.Fatalf("dead-letter column %s is %s", sink.DeadLetterRaw, col.DataType())
+				t.Fatalf("dead-letter column %s is %s", sink.DeadLetterRaw, c.DataType())
+			}
+			for i := 0; i < int(rec.NumRows()); i++ {
+				count[deadKey(raw(i), parts.Value(i), offs.Value(i))]++
 			}
 			rec.Release()
 		}

@@ -20,6 +20,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/icerun/icerun/sink"
 )
 
 // droppedRound matches a committer round's log line that dropped hand-overs.
@@ -33,9 +35,15 @@ var droppedRound = regexp.MustCompile(`kafka fleet: committer round.* dropped=[1
 // (ICERUN_KAFKA_RESTART), duplicates every control record as it appears
 // (a test hook beside the fleet: each hand-over arrives twice, the copy
 // while the original waits or after it landed) and produces the control
-// topic's records again midway (a replayed control topic); then every
-// message must be in the table exactly once, row by row, and every append
-// snapshot must be a committer's.
+// topic's records again midway (a replayed control topic). The members run
+// with -event-time (the messages span four days, so days close) and
+// -dead-letter: a share of the messages is held back and produced with the
+// batch after next, most of them past the lateness bound (late rows, for
+// the side table), and a share of the records is not a row (chaosBad). Then
+// every on-time message must be in the table exactly once, every late row
+// in the late table and every bad record in the dead-letter table exactly
+// once at its partition and offset, row by row, and every append snapshot
+// of the table must be a committer's.
 func TestKafkaFleetChaos(t *testing.T) {
 	brokers := os.Getenv("ICERUN_KAFKA_BROKERS")
 	if brokers == "" {
@@ -59,12 +67,15 @@ func kafkaFleetChaos(t *testing.T, brokers, bin string, cc chaosCatalog) {
 	began := time.Now()
 	procs, messages := envInt("ICERUN_FLEET_PROCS", 5), envInt("ICERUN_FLEET_MESSAGES", 6000)
 	parts := 2 * procs
+	// The event times span four days whatever the scale.
+	spacing := 4 * 24 * time.Hour / time.Duration(messages)
 	cat, err := cc.open(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeCatalog(cat)
 	ident := icetable.Identifier{cc.ns, "events"}
+	deadIdent := icetable.Identifier{cc.ns, "events_dead"}
 	if err := cat.CreateNamespace(ctx, icetable.Identifier{cc.ns}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +97,8 @@ func kafkaFleetChaos(t *testing.T, brokers, bin string, cc chaosCatalog) {
 	g.start = func(i int) {
 		args := append([]string{"sink", strings.Join(ident, "."), "-brokers", brokers, "-topic", topic,
 			"-group", "g-" + topic, "-control-topic", control, "-commit-interval", interval.String(),
-			"-session-timeout", chaosSession.String()}, cc.args...)
+			"-session-timeout", chaosSession.String(), "-event-time", "event_time", "-allowed-lateness", chaosLateness.String(),
+			"-dead-letter", strings.Join(deadIdent, ".")}, cc.args...)
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), cc.env...)
 		var out bytes.Buffer
@@ -115,20 +127,51 @@ func kafkaFleetChaos(t *testing.T, brokers, bin string, cc chaosCatalog) {
 		return best
 	}
 
+	// The producer: 3% of the messages are held back and produced after
+	// the messages of the batch after next (to the partition of their seq,
+	// whose watermark moved on by a day or more, so most arrive past the
+	// lateness bound: late rows; expectChaos decides each one's fate by
+	// the offsets), 1% of the records are bad (chaosBad, a record of their
+	// own); every record is kept with its position.
 	var sent []chaosSent
-	produced := 0
-	produce := func(n int) {
-		var recs []*kgo.Record
+	bad := map[string]bool{} // by deadKey
+	produced, nbad, held := 0, 0, 0
+	var heldBack [][]*kgo.Record // by batch
+	produce := func(n int, last bool) {
+		var recs, hold []*kgo.Record
 		for range n {
-			id, v := chaosMessage(produced, time.Second)
-			recs = append(recs, &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: int32(produced % parts)})
+			id, v := chaosMessage(produced, spacing)
+			r := &kgo.Record{Key: []byte(id), Value: []byte(v), Partition: int32(produced % parts)}
+			if rand.IntN(100) < 3 {
+				hold = append(hold, r)
+				held++
+			} else {
+				recs = append(recs, r)
+			}
+			if rand.IntN(100) == 0 {
+				recs = append(recs, &kgo.Record{Value: []byte(chaosBad(nbad)), Partition: int32(produced % parts)})
+				nbad++
+			}
 			produced++
+		}
+		heldBack = append(heldBack, hold)
+		if k := len(heldBack) - 3; k >= 0 { // held back two batches ago
+			recs, heldBack[k] = append(recs, heldBack[k]...), nil
+		}
+		if last {
+			for k, h := range heldBack {
+				recs, heldBack[k] = append(recs, h...), nil
+			}
 		}
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		for _, res := range cl.ProduceSync(pctx, recs...) {
 			if res.Err != nil {
 				t.Fatalf("produce: %v", res.Err)
+			}
+			if res.Record.Key == nil {
+				bad[deadKey(string(res.Record.Value), res.Record.Partition, res.Record.Offset)] = true
+				continue
 			}
 			seq, _ := strconv.Atoi(strings.TrimPrefix(string(res.Record.Key), "m"))
 			sent = append(sent, chaosSent{seq: seq, part: res.Record.Partition, off: res.Record.Offset})
@@ -174,11 +217,11 @@ func kafkaFleetChaos(t *testing.T, brokers, bin string, cc chaosCatalog) {
 	watch := newProgress(t, cc, ident)
 	step := messages / (len(events) + 1)
 	for k := 0; k <= len(events); k++ {
-		before, n := produced, step
+		n := step
 		if k == len(events) {
 			n = messages - produced
 		}
-		produce(n)
+		produce(n, k == len(events))
 		if k == len(events) {
 			break
 		}
@@ -207,16 +250,24 @@ func kafkaFleetChaos(t *testing.T, brokers, bin string, cc chaosCatalog) {
 		case "broker":
 			restartBroker(t)
 		}
-		watch.until(t, int64(before+n/2), "half of batch "+strconv.Itoa(k))
+		// Pace the chaos over the run: the next batch once the table holds
+		// the rows of the batches before and half of this one's.
+		main, _ := expectChaos(sent, false, true, spacing)
+		watch.until(t, int64(len(main)-n/2), "half of batch "+strconv.Itoa(k))
 	}
-	main, _ := expectChaos(sent, false, false, time.Second)
+	main, late := expectChaos(sent, false, true, spacing)
 	watch.reached(t, int64(len(main)), "every message")
+	(&progress{cat: watch.cat, ident: sink.LateTable(ident), ends: watch.ends}).reached(t, int64(len(late)), "every late row")
+	(&progress{cat: watch.cat, ident: deadIdent, ends: watch.ends}).reached(t, int64(len(bad)), "every bad record")
 	stopDup()
 	duplicated := <-dupDone
 	stopDup = nil
 	g.stopAll()
-	got := readChaosRows(t, cc, ident, time.Second)
+	got := readChaosRows(t, cc, ident, spacing)
 	diff := diffChaos(main, got, map[int]bool{})
+	gotLate := readLateRows(t, cc, ident, spacing)
+	lateDiff := diffChaos(late, gotLate, map[int]bool{})
+	deadDiff := checkDeadLetters(t, cc, deadIdent, bad)
 
 	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
@@ -230,18 +281,26 @@ func kafkaFleetChaos(t *testing.T, brokers, bin string, cc chaosCatalog) {
 	}
 	all := strings.Join(g.done, "\n")
 	mine = strings.Count(all, `msg="sink committer commit"`)
-	t.Logf("fleet: %d messages, %d sink processes on %d partitions, %d SIGKILLs (members and committers), %d SIGSTOPped committers resumed, %d control records duplicated by the hook, %d produced again by the replay, %s; "+
-		"table: %d rows checked for %d expected: %s; %d append snapshots (%d committer commits logged), %d committer rounds that dropped hand-overs, %d member restarts from the table, %d elections",
-		produced, procs, parts, g.kills, g.pauses, duplicated, replayed, time.Since(began).Round(time.Second), len(got), len(main), diff,
-		appends, mine, len(droppedRound.FindAllString(all, -1)), strings.Count(all, "resuming from the table"), strings.Count(all, `msg="kafka fleet: committer"`))
-	if !diff.none() {
-		t.Errorf("table: %s", diff)
+	// A member's commits of the table (not of its side tables).
+	own := regexp.MustCompile(`msg="sink commit" table=` + regexp.QuoteMeta(strings.Join(ident, ".")) + `\s`)
+	t.Logf("fleet: %d messages (%d held back, %d bad records), %d sink processes on %d partitions, %d SIGKILLs (members and committers), %d SIGSTOPped committers resumed, %d control records duplicated by the hook, %d produced again by the replay, %s; "+
+		"table: %d rows checked for %d expected: %s; late table: %d rows checked for %d expected: %s; dead-letter table: %d bad records: %s; "+
+		"%d append snapshots (%d committer commits logged), %d side table commits logged, %d committer rounds that dropped hand-overs, %d member restarts from the table, %d elections, %d compactions; data files per day: %s",
+		produced, held, len(bad), procs, parts, g.kills, g.pauses, duplicated, replayed, time.Since(began).Round(time.Second), len(got), len(main), diff,
+		len(gotLate), len(late), lateDiff, len(bad), deadDiff,
+		appends, mine, strings.Count(all, `msg="sink commit"`)-len(own.FindAllString(all, -1)), len(droppedRound.FindAllString(all, -1)),
+		strings.Count(all, "resuming from the table"), strings.Count(all, `msg="kafka fleet: committer"`), strings.Count(all, `msg="sink compaction"`), filesPerDay(t, cc, ident))
+	if !diff.none() || !lateDiff.none() || !deadDiff.none() {
+		t.Errorf("table: %s; late table: %s; dead-letter table: %s", diff, lateDiff, deadDiff)
+	}
+	if len(late) == 0 || len(bad) == 0 {
+		t.Errorf("%d late rows and %d bad records produced: the run exercised no side table", len(late), len(bad))
 	}
 	if duplicated == 0 {
 		t.Errorf("the hook duplicated no control record")
 	}
-	if strings.Count(all, `msg="sink commit"`) > 0 {
-		t.Errorf("a member committed on its own (sink commit logged)")
+	if n := len(own.FindAllString(all, -1)); n > 0 {
+		t.Errorf("a member committed the table on its own (%d sink commits of it logged)", n)
 	}
 }
 

@@ -236,8 +236,8 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, mode chaosMode) {
 	// Every record is kept with its position.
 	var sent []chaosSent
 	ends := map[int32]int64{} // the last offset of each partition, a bad record's too
-	bad := map[string]bool{}
-	produced := 0
+	bad := map[string]bool{}  // by deadKey
+	produced, nbad := 0, 0
 	var retries []*kgo.Record
 	produce := func(n int) {
 		recs := retries
@@ -256,8 +256,8 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, mode chaosMode) {
 				}
 			}
 			if rand.IntN(200) == 0 {
-				b := cfg.bad(len(bad))
-				bad[b] = true
+				b := cfg.bad(nbad)
+				nbad++
 				recs = append(recs, &kgo.Record{Value: []byte(b), Partition: part})
 			}
 			produced++
@@ -269,8 +269,9 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, mode chaosMode) {
 				t.Fatalf("produce: %v", res.Err)
 			}
 			ends[res.Record.Partition] = max(ends[res.Record.Partition], res.Record.Offset)
-			if res.Record.Key == nil {
-				continue // a bad record
+			if res.Record.Key == nil { // a bad record
+				bad[deadKey(string(res.Record.Value), res.Record.Partition, res.Record.Offset)] = true
+				continue
 			}
 			seq, _ := strconv.Atoi(strings.TrimPrefix(string(res.Record.Key), "m"))
 			sent = append(sent, chaosSent{seq: seq, part: res.Record.Partition, off: res.Record.Offset})
