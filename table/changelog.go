@@ -243,7 +243,7 @@ func (cs ChangeSpec) Check(tbl *icetable.Table) error {
 // partition it changes, or, in any partition, by a file that may hold an
 // input key (keyGuard).
 func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, spec *partition.Spec, res *schema.Resolution, chg *changes, in map[string]*change, keys map[string]struct{}, rng *keyRange, cs ChangeSpec) (ChangeResult, error) {
-	stored, err := readStored(ctx, tbl, spec, cs.Key, cs.Order, keys, rng)
+	stored, placedFiles, err := readStoredPlaced(ctx, tbl, spec, cs.Key, cs.Order, keys, rng)
 	if err != nil {
 		return ChangeResult{}, fmt.Errorf("%s: %w", op, err)
 	}
@@ -267,6 +267,7 @@ func (w *Writer) applyOnce(ctx context.Context, op string, tbl *icetable.Table, 
 	}
 	d := decide(in, stored, tombs, bound, cs.Ties)
 	d.plan.snapshot, d.plan.rng = snapshotID(tbl), rng
+	d.plan.known = &placement{stored: stored, files: placedFiles}
 	var out ChangeResult
 	out.Stale, out.Upserted, out.Deleted = d.stale, d.upserted, d.deleted
 	if len(d.tombs) > 0 {

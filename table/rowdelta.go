@@ -52,8 +52,10 @@ type deltaPlanner func(ctx context.Context, tbl *icetable.Table, k partition.Key
 // live rows whose encoded key is in keys get delete files; rng (nil: none)
 // holds the keys' first column values, to skip data files by their
 // bounds. It returns nil when the partition already holds what the change
-// fp from this code version left.
-func locateDelta[V any](ctx context.Context, w *Writer, tbl *icetable.Table, spec *partition.Spec, k partition.Key, keyColumns []string, keys map[string]V, rng *keyRange, fp string) (*rowDelta, error) {
+// fp from this code version left. known, when not nil, holds where the
+// keys' live rows are in the files it read of tbl: those are not read
+// again.
+func locateDelta[V any](ctx context.Context, w *Writer, tbl *icetable.Table, spec *partition.Spec, k partition.Key, keyColumns []string, keys map[string]V, rng *keyRange, fp string, known *placement) (*rowDelta, error) {
 	base, tasks, held, err := w.deltaBase(ctx, tbl, spec, k, fp)
 	if held || err != nil {
 		return nil, err
@@ -66,7 +68,11 @@ func locateDelta[V any](ctx context.Context, w *Writer, tbl *icetable.Table, spe
 	if err != nil {
 		return nil, err
 	}
-	return locateWith(ctx, tbl, spec, k, base, tasks, m, fp, true)
+	var pick rowdelete.Matcher = m
+	if known != nil {
+		pick = known.matcher(m, set)
+	}
+	return locateWith(ctx, tbl, spec, k, base, tasks, pick, fp, true)
 }
 
 // deltaBase reads the files of partition k in tbl for the change fp:

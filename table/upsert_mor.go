@@ -34,7 +34,11 @@ func (u *upsert) planDelta(ctx context.Context, tbl *icetable.Table, k partition
 		return nil, err
 	}
 	fp := changeFingerprint(u.plan.kind(), u.keyColumns, win)
-	d, err := locateDelta(ctx, u.w, tbl, u.spec, k, u.keyColumns, win, rng, fp)
+	var known *placement
+	if u.plan != nil {
+		known = u.plan.known
+	}
+	d, err := locateDelta(ctx, u.w, tbl, u.spec, k, u.keyColumns, win, rng, fp, known)
 	if d == nil || err != nil {
 		return d, err
 	}

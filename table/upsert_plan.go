@@ -24,7 +24,8 @@ type changePlan struct {
 	snapshot int64 // the snapshot the decisions were made on
 	parts    []partition.Key
 	win      map[partition.Key]map[string]fingerprint.Hash
-	rng      *keyRange // the first key column's values of every input key
+	rng      *keyRange  // the first key column's values of every input key
+	known    *placement // where the stored rows of the input keys are, on snapshot
 }
 
 // check fails with errDecidedOnOldState when tbl is not the state p was

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -49,6 +50,24 @@ type Matcher interface {
 	// fork returns a matcher that picks the same rows and may run on
 	// another goroutine beside this one.
 	Fork() Matcher
+}
+
+// fileScans counts the data files Locators read (FileScans).
+var fileScans atomic.Int64
+
+// FileScans is how many data files the Locators of this process have
+// read so far (a Placed matcher's files are not read).
+func FileScans() int64 { return fileScans.Load() }
+
+// Placed is a Matcher that may know already where the rows it picks
+// are in a data file, from a read of the same table state: the Locator
+// then takes those positions instead of reading the file.
+type Placed interface {
+	Matcher
+	// Placed returns the positions, ascending, of the rows of data file
+	// f the matcher picks, each with its encoded key; ok is false when
+	// it does not know them (the file is read).
+	Placed(f iceberg.DataFile) (pos []int64, keys []string, ok bool)
 }
 
 // locator finds the positions of the rows a Matcher picks in a
@@ -131,7 +150,7 @@ func (l *Locator) Locate(ctx context.Context, tasks []icetable.FileScanTask) ([]
 			for i := range next {
 				r := &res[i]
 				if r.exist, r.carried, r.scoped, r.err = l.deletes.of(tasks[i]); r.err == nil {
-					r.hit, r.rowIDs, r.err = l.scan(ctx, m, tasks[i], r.exist)
+					r.hit, r.rowIDs, r.err = l.find(ctx, m, tasks[i], r.exist)
 					if r.err != nil {
 						r.err = fmt.Errorf("data file %s: %w", tasks[i].File.FilePath(), r.err)
 					}
@@ -184,12 +203,44 @@ feed:
 	return out, nil
 }
 
+// find returns what scan does: from the matcher when it knows where its
+// rows are in t's data file (a Placed matcher) and no _row_id has to be
+// read from the file, else by scan.
+func (l *Locator) find(ctx context.Context, m Matcher, t icetable.FileScanTask, existing *dv.RoaringPositionBitmap) ([]int64, map[string]int64, error) {
+	p, ok := m.(Placed)
+	if !ok || l.rowIDs != nil && (t.FirstRowID == nil || mayHoldRowIDs(l.tbl.Schema(), t.File)) {
+		return l.scan(ctx, m, t, existing)
+	}
+	pos, keys, ok := p.Placed(t.File)
+	if !ok {
+		return l.scan(ctx, m, t, existing)
+	}
+	var (
+		hit    []int64
+		rowIDs map[string]int64
+	)
+	if l.rowIDs != nil {
+		rowIDs = map[string]int64{}
+	}
+	for i, at := range pos {
+		if existing.Contains(uint64(at)) {
+			continue
+		}
+		hit = append(hit, at)
+		if _, seen := rowIDs[keys[i]]; rowIDs != nil && !seen {
+			rowIDs[keys[i]] = *t.FirstRowID + at // inherited: the file holds no _row_id
+		}
+	}
+	return hit, rowIDs, nil
+}
+
 // scan reads the matcher's columns of t's data file, every row in file
 // order (no delete applied), and returns the positions not in existing
 // that the matcher picks; with rowIDs, it also notes their _row_id: read
 // from the file when it may hold explicit ones, else inherited, its
 // first_row_id plus the position.
 func (l *Locator) scan(ctx context.Context, m Matcher, t icetable.FileScanTask, existing *dv.RoaringPositionBitmap) ([]int64, map[string]int64, error) {
+	fileScans.Add(1)
 	f := t.File
 	task := icetable.FileScanTask{File: f, Length: f.FileSizeBytes()}
 	read := m.ReadSchema()
