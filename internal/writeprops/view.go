@@ -19,7 +19,8 @@ func View(tbl *icetable.Table, set map[string]string, unsorted bool) (*icetable.
 		}
 	}
 	if unsorted {
-		if err := b.AddSortOrder(&icetable.UnsortedSortOrder); err != nil {
+		unsortedOrder := icetable.UnsortedSortOrder // AddSortOrder writes its order id into what it is given: never iceberg-go's global
+		if err := b.AddSortOrder(&unsortedOrder); err != nil {
 			return nil, err
 		}
 		if err := b.SetDefaultSortOrderID(-1); err != nil {
