@@ -33,7 +33,16 @@
 // positions picked ([Located]). Files are read in parallel, up to
 // GOMAXPROCS, with the result of reading them one by one in task order.
 // With [Locator.KeepRowIDs] it also notes each picked row's _row_id (row
-// lineage), which the row's replacement keeps. A [Writer] then writes the
+// lineage), which the row's replacement keeps. A [Placed] matcher, which
+// knows where its rows are from a read of the same table state, spares
+// the Locator the read of a file (unless the file may hold explicit
+// _row_id values).
+//
+// [Deletes] reads which positions of a data file its delete files
+// delete, for the Locator and for a caller that reads data files bare.
+// Delete files never change once written, so the position delete files
+// this process wrote or read last are kept in memory (a bounded cache,
+// least recently used out first) and not decoded again. A [Writer] then writes the
 // delete files of one partition for what was located: deletion vectors
 // on v3, file-scoped position delete files on v2, named after fresh UUIDs
 // in the partition's data folder; nothing is committed here (the caller
