@@ -287,15 +287,22 @@ func (c *failMainCommit) CommitTable(ctx context.Context, ident icetable.Identif
 	return c.Catalog.CommitTable(ctx, ident, reqs, ups)
 }
 
+// morChanges is a fresh merge-on-read orders_current table of format,
+// partitioned by region, and its writer.
+func morChanges(t *testing.T, format string) (catalog.Catalog, icetable.Identifier, *table.Writer) {
+	t.Helper()
+	cat, _ := catalogtest.New(t)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
+	ident := catalogtest.CreateTable(t, cat, "orders_current", changeSchema, spec,
+		iceberg.Properties{"format-version": format, table.PropertyUpsertMode: table.ModeMergeOnRead})
+	return cat, ident, open(t, cat, ident)
+}
+
 func TestApplyChangesMergeOnReadWritesDeleteFiles(t *testing.T) {
 	t.Parallel()
 	for _, format := range []string{"2", "3"} {
 		t.Run("v"+format, func(t *testing.T) {
-			cat, _ := catalogtest.New(t)
-			spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
-			ident := catalogtest.CreateTable(t, cat, "orders_current", changeSchema, spec,
-				iceberg.Properties{"format-version": format, table.PropertyUpsertMode: table.ModeMergeOnRead})
-			w := open(t, cat, ident)
+			cat, ident, w := morChanges(t, format)
 			apply(t, w, byVersion,
 				event{id: 1, region: "eu", status: "created", version: 1},
 				event{id: 2, region: "eu", status: "created", version: 1})

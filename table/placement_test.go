@@ -3,13 +3,10 @@ package table_test
 import (
 	"testing"
 
-	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/icerun/icerun/internal/catalogtest"
 	"github.com/icerun/icerun/internal/rowdelete"
-	"github.com/icerun/icerun/table"
 )
 
 // A merge-on-read changelog write locates the rows it deletes where its
@@ -21,11 +18,7 @@ import (
 func TestApplyChangesLocatesFromTheComparison(t *testing.T) {
 	for _, format := range []string{"2", "3"} {
 		t.Run("v"+format, func(t *testing.T) {
-			cat, _ := catalogtest.New(t)
-			spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
-			ident := catalogtest.CreateTable(t, cat, "orders_current", changeSchema, spec,
-				iceberg.Properties{"format-version": format, table.PropertyUpsertMode: table.ModeMergeOnRead})
-			w := open(t, cat, ident)
+			cat, ident, w := morChanges(t, format)
 			var evs []event
 			for id := range int64(50) {
 				evs = append(evs, event{id: id, region: "eu", status: "created", version: 1})

@@ -63,15 +63,11 @@ type trial struct {
 // runSinkPeers runs every system at every interval, each on a fresh topic
 // and table, and prints the table of figures.
 func runSinkPeers(cfg sinkConfig) error {
-	work, err := os.MkdirTemp("", "icerun-bench-sink-")
+	work, done, err := workDir("icerun-bench-sink-")
 	if err != nil {
 		return err
 	}
-	if os.Getenv("ICERUN_BENCH_KEEP") == "1" {
-		fmt.Fprintf(os.Stderr, "icerun-bench: keeping %s (logs, tables)\n", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer done()
 	if cfg.icerun == "" {
 		cfg.icerun = filepath.Join(work, "icerun")
 		if out, err := exec.Command("go", "build", "-o", cfg.icerun, "github.com/icerun/icerun/cmd/icerun").CombinedOutput(); err != nil {
@@ -306,4 +302,18 @@ func orText(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// workDir makes a fresh folder for a bench's logs and tables; done
+// removes it, unless ICERUN_BENCH_KEEP=1 asks to keep it.
+func workDir(prefix string) (dir string, done func(), err error) {
+	dir, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	if os.Getenv("ICERUN_BENCH_KEEP") == "1" {
+		fmt.Fprintf(os.Stderr, "icerun-bench: keeping %s (logs, tables)\n", dir)
+		return dir, func() {}, nil
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
 }

@@ -71,15 +71,11 @@ func (p upsertPeer) rate(changes int64) float64 { return float64(changes) / p.dr
 // table, scans each with Spark before and after compaction, and prints
 // the table of figures.
 func runUpsertPeers(cfg upsertPeersConfig) error {
-	work, err := os.MkdirTemp("", "icerun-bench-upsert-peers-")
+	work, done, err := workDir("icerun-bench-upsert-peers-")
 	if err != nil {
 		return err
 	}
-	if os.Getenv("ICERUN_BENCH_KEEP") == "1" {
-		fmt.Fprintf(os.Stderr, "icerun-bench: keeping %s (logs, tables)\n", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer done()
 	for name, b := range map[string][]byte{"peer.py": peerScript, "upsert_stream.py": upsertStreamScript} {
 		if err := os.WriteFile(filepath.Join(work, name), b, 0o644); err != nil {
 			return err
