@@ -89,7 +89,9 @@ type sinkGroup struct {
 }
 
 // newSinkGroup starts cfg.procs `icerun sink` processes on topic, with
-// modeArgs (-key, -upsert ...) after the common flags.
+// modeArgs (-key, -upsert ...) after the common flags; with cfg.control
+// they are a fleet: members hand over on the control topic topic-control,
+// the one holding its partition commits.
 func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable.Identifier, topic string, modeArgs []string) *sinkGroup {
 	g := &sinkGroup{t: t, cmd: make([]*exec.Cmd, cfg.procs), out: make([]*bytes.Buffer, cfg.procs)}
 	commitRows := max(500, cfg.messages/200)
@@ -106,6 +108,9 @@ func newSinkGroup(t *testing.T, cfg chaosConfig, cc chaosCatalog, ident icetable
 		}
 		if cfg.eventTime {
 			args = append(args, "-event-time", "event_time", "-allowed-lateness", chaosLateness.String())
+		}
+		if cfg.control {
+			args = append(args, "-control-topic", topic+"-control")
 		}
 		args = append(args, modeArgs...)
 		cmd := exec.Command(cfg.bin, args...)
@@ -194,9 +199,16 @@ func (g *sinkGroup) figures() string {
 			dups += n
 		}
 	}
-	return fmt.Sprintf("%d sink commits, %d failed commits, %d commits lost and resumed from the table, %d compactions, %d assignments, %d processes started; the %d graceful stops dropped %d redelivered rows and %d duplicates",
-		strings.Count(all, `msg="sink commit"`), strings.Count(all, `msg="sink commit failed"`), strings.Count(all, "commit lost"),
+	return fmt.Sprintf("%d sink commits, %d fleet committer commits, %d failed commits, %d commits lost and resumed from the table, %d compactions, %d assignments, %d processes started; the %d graceful stops dropped %d redelivered rows and %d duplicates",
+		strings.Count(all, `msg="sink commit"`), g.committerCommits(), strings.Count(all, `msg="sink commit failed"`), strings.Count(all, "commit lost"),
 		strings.Count(all, `msg="sink compaction"`), strings.Count(all, "kafka partitions assigned"), len(g.done), g.stopped, redelivered, dups)
+}
+
+// committerCommits counts the fleet committer's commits in the logs of
+// the processes that ended (-control-topic).
+func (g *sinkGroup) committerCommits() int {
+	all := strings.Join(g.done, "\n")
+	return strings.Count(all, `msg="sink committer commit"`) + strings.Count(all, `msg="sink committer upsert commit"`)
 }
 
 // statsField matches the counters of the Stats a graceful stop logs.

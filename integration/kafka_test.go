@@ -114,6 +114,7 @@ type chaosConfig struct {
 	spacing                                            time.Duration // event time between messages
 	eventTime                                          bool          // the sinks run with -event-time
 	upsert                                             bool          // ICERUN_KAFKA_MODE=upsert: the messages are changes of chaosKeys keys
+	control                                            bool          // ICERUN_KAFKA_CONTROL=1: the sinks are a fleet (-control-topic), one committer
 }
 
 // chaosMode is what the sinks of one chaos scenario keep.
@@ -149,6 +150,7 @@ func chaosConfigFromEnv(brokers string) chaosConfig {
 		c.evolveFrom = c.messages / 2
 	}
 	c.upsert = os.Getenv("ICERUN_KAFKA_MODE") == "upsert"
+	c.control = os.Getenv("ICERUN_KAFKA_CONTROL") != ""
 	c.commitInterval = 300 * time.Millisecond
 	if d, err := time.ParseDuration(os.Getenv("ICERUN_KAFKA_COMMIT_INTERVAL")); err == nil && d > 0 {
 		c.commitInterval = d
@@ -335,9 +337,12 @@ func kafkaChaos(t *testing.T, cfg chaosConfig, tg chaosTarget, mode chaosMode) {
 		deadIdent := icetable.Identifier{cc.ns, "events_dead"}
 		(&progress{cat: watch.cat, ident: deadIdent, ends: watch.ends}).until(t, int64(len(bad)), "every bad record")
 		sinks.stopAll()
+		if cfg.control && sinks.committerCommits() == 0 {
+			t.Error("fleet mode: no committer commit in the sinks' logs")
+		}
 		upsertChaosCheck(t, cc, ident, topic, sent, ends, checkDeadLetters(t, cc, deadIdent, bad),
-			fmt.Sprintf("%s upsert: %d changes of %d keys (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; %s",
-				tg.name, produced, chaosKeys, len(sent), len(sent)-produced, cfg.procs, cfg.parts, sinks.kills, sinks.pauses, cfg.brokerKills,
+			fmt.Sprintf("%s upsert%s: %d changes of %d keys (%d records, %d produced twice), %d sink processes on %d partitions, %d SIGKILLs, %d SIGSTOP pauses past the session timeout, %d broker restarts, %s; %s",
+				tg.name, map[bool]string{true: " (fleet, one committer)"}[cfg.control], produced, chaosKeys, len(sent), len(sent)-produced, cfg.procs, cfg.parts, sinks.kills, sinks.pauses, cfg.brokerKills,
 				time.Since(began).Round(time.Second), sinks.figures()))
 		return
 	}

@@ -39,15 +39,24 @@ import (
 //     table's position of its source partition (its rows, or some of
 //     them, are there: it can never land), when it was written for
 //     another schema or spec than the table's current ones, or when it
-//     is of a generation below fence. Its files are never removed by the
-//     committer (a duplicate of a landed hand-over names the same files):
-//     they stay orphans for cleanup, and the member, finding the table's
-//     position off its chain, starts again from the table's positions;
+//     is of a generation below fence. Its data files are never removed by
+//     the committer (a duplicate of a landed hand-over names the same
+//     files): they stay orphans for cleanup, and the member, finding the
+//     table's position off its chain, starts again from the table's
+//     positions;
+//   - in upsert mode ([WithUpsert], the committer's and its members') a
+//     hand-over carries change files instead ([ChangeFile]), which the
+//     committer applies as one changelog write per round, comparing each
+//     key with the row the table holds as the commit lands; a landed or
+//     dropped hand-over's change files are removed (none of them can
+//     land again), and a hand-over whose change files are gone or
+//     unreadable is dropped;
 //   - among hand-overs that start at the same offset of a source
 //     partition, the newer generation's lands.
 type Committer struct {
 	s       *Sink // the table's sink: its configuration, table state and maintenance; never pending
 	waiting []*HandOver
+	fenced  []*HandOver // dropped by the fence, their change files not yet removed
 	fence   int32
 	stats   CommitterStats
 	// beforeCommit, when set (tests), runs after a round is planned and
@@ -75,9 +84,11 @@ type Landing struct {
 
 // OpenCommitter returns a committer for table ident of cat. Its options
 // are a sink's (retry policy, commit lock, run id, code version, logger,
-// snapshot expiry, small-file compaction, event time); WithHandOver is
-// refused. With [WithEventTime] (the members' column and lateness) it
-// compacts, after the commit that moves the watermark past its end,
+// snapshot expiry, small-file compaction, event time, upsert mode with
+// its compaction); WithHandOver is refused. In upsert mode its members
+// must be in upsert mode with the same [table.ChangeSpec] (a hand-over of
+// the other mode is refused by [Committer.Add]). With [WithEventTime]
+// (the members' column and lateness) it compacts, after the commit that moves the watermark past its end,
 // each partition its hand-overs appended to, as a lone sink does: the
 // watermark is the highest event time the table's positions record
 // (each hand-over's ranges carry their source partition's), minus the
@@ -96,13 +107,17 @@ func OpenCommitter(ctx context.Context, cat catalog.Catalog, ident icetable.Iden
 
 // Add queues hand-overs for the next [Committer.Commit]. A hand-over
 // already waiting (same ID) is kept once; one of a generation below the
-// fence is dropped at once; one of another table, or that names a source
-// partition twice, fails with [ErrBadHandOver] and nothing is queued.
+// fence is dropped at once; one of another table or mode (append or
+// upsert), or that names a source partition twice, fails with
+// [ErrBadHandOver] and nothing is queued.
 func (c *Committer) Add(hs ...*HandOver) error {
 	uuid := c.s.tbl.Metadata().TableUUID().String()
 	for _, h := range hs {
 		if h.TableUUID != uuid {
 			return fmt.Errorf("%w: %s from member %s is for table %s, not %s (%s)", ErrBadHandOver, h.ID, h.Member, h.TableUUID, uuid, c.s.name)
+		}
+		if h.Upsert != (c.s.cfg.upsert != nil) || (h.Upsert && len(h.Files) > 0) || (!h.Upsert && len(h.Changes) > 0) {
+			return fmt.Errorf("%w: %s from member %s: %s", ErrBadHandOver, h.ID, h.Member, modeText(h.Upsert, c.s.cfg.upsert != nil))
 		}
 		seen := map[SourcePartition]bool{}
 		for _, r := range h.Ranges {
@@ -116,6 +131,7 @@ func (c *Committer) Add(hs ...*HandOver) error {
 		switch {
 		case h.Generation < c.fence:
 			c.stats.Dropped++
+			c.fenced = append(c.fenced, h)
 		case slices.ContainsFunc(c.waiting, func(w *HandOver) bool { return w.ID == h.ID }):
 			c.stats.Duplicates++
 		default:
@@ -123,6 +139,16 @@ func (c *Committer) Add(hs ...*HandOver) error {
 		}
 	}
 	return nil
+}
+
+// modeText says why a hand-over of upsert mode member does not fit a
+// committer of upsert mode committer.
+func modeText(member, committer bool) string {
+	name := map[bool]string{false: "append", true: "upsert"}
+	if member == committer {
+		return "data files and change files together"
+	}
+	return fmt.Sprintf("a hand-over of %s mode to a committer of %s mode", name[member], name[committer])
 }
 
 // Fence drops the waiting hand-overs of generations below gen, and those
@@ -137,6 +163,7 @@ func (c *Committer) Fence(gen int32) {
 	c.waiting = slices.DeleteFunc(c.waiting, func(h *HandOver) bool {
 		if h.Generation < gen {
 			c.stats.Dropped++
+			c.fenced = append(c.fenced, h)
 			return true
 		}
 		return false
@@ -191,21 +218,35 @@ func (c *Committer) Commit(ctx context.Context) (Landing, error) {
 		return Landing{}, err
 	}
 	var out Landing
+	c.removeChanges(ctx, c.fenced)
+	c.fenced = nil
 	for round := 1; ; round++ {
 		if err := c.s.load(ctx); err != nil {
 			return out, err
 		}
 		take, drop := c.plan(c.s.committed)
-		out.Dropped = append(out.Dropped, drop...)
-		c.stats.Dropped += int64(len(drop))
-		c.forget(drop)
+		c.drop(ctx, &out, drop)
 		if len(take) == 0 {
 			return out, nil
 		}
 		if c.beforeCommit != nil {
 			c.beforeCommit()
 		}
-		res, err := c.append(ctx, take, round-1)
+		var (
+			res        commit.Result
+			err        error
+			unreadable *unreadableError
+		)
+		if c.s.cfg.upsert != nil {
+			res, err = c.applyChanges(ctx, take)
+		} else {
+			res, err = c.append(ctx, take, round-1)
+		}
+		if errors.As(err, &unreadable) && round < pol.Attempts {
+			c.s.cfg.log.Warn("sink committer: hand-overs dropped", slog.String("table", c.s.name), slog.Any("error", err))
+			c.drop(ctx, &out, unreadable.bad)
+			continue
+		}
 		if errors.Is(err, errRangesMoved) && round < pol.Attempts {
 			c.stats.Replans++
 			continue
@@ -214,6 +255,7 @@ func (c *Committer) Commit(ctx context.Context) (Landing, error) {
 			return out, fmt.Errorf("sink: committer %s: %w", c.s.name, err)
 		}
 		c.forget(take)
+		c.removeChanges(ctx, take)
 		out.Result, out.Landed = res, take
 		return out, nil
 	}
@@ -273,6 +315,17 @@ func advance(m marks, h *HandOver) {
 	}
 }
 
+// drop forgets hs, which can never land, and removes their change files.
+func (c *Committer) drop(ctx context.Context, out *Landing, hs []*HandOver) {
+	if len(hs) == 0 {
+		return
+	}
+	out.Dropped = append(out.Dropped, hs...)
+	c.stats.Dropped += int64(len(hs))
+	c.forget(hs)
+	c.removeChanges(ctx, hs)
+}
+
 // forget removes hs from the waiting hand-overs.
 func (c *Committer) forget(hs []*HandOver) {
 	if len(hs) == 0 {
@@ -310,17 +363,9 @@ func (c *Committer) append(ctx context.Context, take []*HandOver, spent int) (co
 		},
 		Files: files,
 		Summary: func(tbl *icetable.Table) (iceberg.Properties, error) {
-			now, err := tableMarks(tbl)
+			m, err := chained(tbl, take)
 			if err != nil {
 				return nil, err
-			}
-			m := maps.Clone(now)
-			for _, h := range take {
-				if !fits(m, h) {
-					return nil, fmt.Errorf("%w: hand-over %s of member %s (%s) does not start one past the table's positions",
-						errRangesMoved, h.ID, h.Member, rangesText(h.Ranges))
-				}
-				advance(m, h)
 			}
 			merged = m
 			return s.appendSummary(merged, files, rows)
@@ -335,11 +380,7 @@ func (c *Committer) append(ctx context.Context, take []*HandOver, spent int) (co
 	if err != nil {
 		return res, err
 	}
-	c.stats.Commits++
-	c.stats.Landed += int64(len(take))
-	c.stats.Rows += rows
-	s.stats.Commits++
-	s.stats.Appended += rows
+	c.count(take, rows)
 	s.cfg.log.Info("sink committer commit", slog.String("table", s.name), slog.Int64("snapshot", res.SnapshotID),
 		slog.Int("hand_overs", len(take)), slog.Int64("rows", rows), slog.Int("files", len(files)), slog.Int("attempts", res.Attempts))
 	// The positions the commit landed (from the table state it left, which
@@ -352,6 +393,33 @@ func (c *Committer) append(ctx context.Context, take []*HandOver, spent int) (co
 	}
 	s.maintain(ctx, files)
 	return res, nil
+}
+
+// count counts the landing of take, holding rows rows.
+func (c *Committer) count(take []*HandOver, rows int64) {
+	c.stats.Commits++
+	c.stats.Landed += int64(len(take))
+	c.stats.Rows += rows
+	c.s.stats.Commits++
+	c.s.stats.Appended += rows
+}
+
+// chained is the positions of tbl advanced by the ranges of take, in
+// order; errRangesMoved when one of them does not start one past them.
+func chained(tbl *icetable.Table, take []*HandOver) (marks, error) {
+	now, err := tableMarks(tbl)
+	if err != nil {
+		return nil, err
+	}
+	m := maps.Clone(now)
+	for _, h := range take {
+		if !fits(m, h) {
+			return nil, fmt.Errorf("%w: hand-over %s of member %s (%s) does not start one past the table's positions",
+				errRangesMoved, h.ID, h.Member, rangesText(h.Ranges))
+		}
+		advance(m, h)
+	}
+	return m, nil
 }
 
 // rangesText is rs for an error.

@@ -146,7 +146,17 @@ func (fs *fileStream) abort(ctx context.Context) error {
 
 // removeFiles removes data files that no commit references.
 func removeFiles(ctx context.Context, tbl *icetable.Table, files []iceberg.DataFile) error {
-	if len(files) == 0 {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.FilePath()
+	}
+	return removePaths(ctx, tbl, paths)
+}
+
+// removePaths removes the files at paths of tbl's file IO; a file already
+// gone is no error.
+func removePaths(ctx context.Context, tbl *icetable.Table, paths []string) error {
+	if len(paths) == 0 {
 		return nil
 	}
 	fsys, err := tbl.FS(ctx)
@@ -154,8 +164,8 @@ func removeFiles(ctx context.Context, tbl *icetable.Table, files []iceberg.DataF
 		return err
 	}
 	var errs []error
-	for _, f := range files {
-		if err := fsys.Remove(f.FilePath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	for _, p := range paths {
+		if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

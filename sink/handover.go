@@ -13,8 +13,9 @@ import (
 )
 
 // HandOver is what a member of a fleet ([WithHandOver]) wrote in one
-// interval and did not commit: its data files, and for each source
-// partition the range of offsets they hold. A [Committer] commits many
+// interval and did not commit: its data files (in upsert mode its change
+// files, see [ChangeFile]), and for each source partition the range of
+// offsets they hold. A [Committer] commits many
 // hand-overs in one snapshot, with all their positions. A HandOver is a
 // value: safe for concurrent reads, never changed once made.
 //
@@ -35,7 +36,9 @@ type HandOver struct {
 	SpecID     int // the partition spec the files were written for
 	Ranges     []Range
 	Files      []iceberg.DataFile
-	Rows       int64
+	Upsert     bool         // the member is in upsert mode: Changes in place of Files
+	Changes    []ChangeFile // upsert mode: the change rows
+	Rows       int64        // the rows of Files and Changes
 }
 
 // Range is the offsets [From, To] of one source partition that a
@@ -59,17 +62,25 @@ var ErrBadHandOver = errors.New("sink: bad hand-over")
 // bytes of an Iceberg manifest (Avro) written with iceberg-go's manifest
 // writer, so every field of a data file survives as Iceberg defines it.
 type handOverJSON struct {
-	V          int         `json:"v"`
-	ID         string      `json:"id"`
-	Member     string      `json:"member"`
-	Generation int32       `json:"generation"`
-	TableUUID  string      `json:"table_uuid"`
-	SchemaID   int         `json:"schema_id"`
-	SpecID     int         `json:"spec_id"`
-	Format     int         `json:"format_version"`
-	Ranges     []rangeJSON `json:"ranges"`
-	Rows       int64       `json:"rows"`
-	Manifest   []byte      `json:"manifest,omitempty"`
+	V          int          `json:"v"`
+	ID         string       `json:"id"`
+	Member     string       `json:"member"`
+	Generation int32        `json:"generation"`
+	TableUUID  string       `json:"table_uuid"`
+	SchemaID   int          `json:"schema_id"`
+	SpecID     int          `json:"spec_id"`
+	Format     int          `json:"format_version"`
+	Ranges     []rangeJSON  `json:"ranges"`
+	Rows       int64        `json:"rows"`
+	Manifest   []byte       `json:"manifest,omitempty"`
+	Upsert     bool         `json:"upsert,omitempty"`
+	Changes    []changeJSON `json:"changes,omitempty"`
+}
+
+type changeJSON struct {
+	Path string `json:"path"`
+	Rows int64  `json:"rows"`
+	Size int64  `json:"size"`
 }
 
 type rangeJSON struct {
@@ -85,7 +96,7 @@ type rangeJSON struct {
 func (h *HandOver) Marshal(tbl *icetable.Table) ([]byte, error) {
 	md := tbl.Metadata()
 	out := handOverJSON{V: 1, ID: h.ID, Member: h.Member, Generation: h.Generation, TableUUID: h.TableUUID,
-		SchemaID: h.SchemaID, SpecID: h.SpecID, Format: md.Version(), Rows: h.Rows}
+		SchemaID: h.SchemaID, SpecID: h.SpecID, Format: md.Version(), Rows: h.Rows, Upsert: h.Upsert}
 	for _, r := range h.Ranges {
 		j := rangeJSON{Source: r.Source, Partition: r.Partition, From: r.From, To: r.To}
 		if r.MaxEventTime != math.MinInt64 {
@@ -93,6 +104,9 @@ func (h *HandOver) Marshal(tbl *icetable.Table) ([]byte, error) {
 			j.MaxEventTime = &t
 		}
 		out.Ranges = append(out.Ranges, j)
+	}
+	for _, c := range h.Changes {
+		out.Changes = append(out.Changes, changeJSON(c))
 	}
 	if len(h.Files) > 0 {
 		spec := md.PartitionSpecByID(h.SpecID)
@@ -124,7 +138,7 @@ func UnmarshalHandOver(b []byte) (*HandOver, error) {
 		return nil, fmt.Errorf("%w: version %d, id %q, %d ranges", ErrBadHandOver, in.V, in.ID, len(in.Ranges))
 	}
 	h := &HandOver{ID: in.ID, Member: in.Member, Generation: in.Generation, TableUUID: in.TableUUID,
-		SchemaID: in.SchemaID, SpecID: in.SpecID, Rows: in.Rows}
+		SchemaID: in.SchemaID, SpecID: in.SpecID, Rows: in.Rows, Upsert: in.Upsert}
 	for _, j := range in.Ranges {
 		r := Range{SourcePartition: SourcePartition{Source: j.Source, Partition: j.Partition}, From: j.From, To: j.To, MaxEventTime: math.MinInt64}
 		if j.MaxEventTime != nil {
@@ -148,6 +162,13 @@ func UnmarshalHandOver(b []byte) (*HandOver, error) {
 	var rows int64
 	for _, f := range h.Files {
 		rows += f.Count()
+	}
+	for _, c := range in.Changes {
+		if c.Path == "" || c.Rows <= 0 {
+			return nil, fmt.Errorf("%w: %s: change file %q of %d rows", ErrBadHandOver, in.ID, c.Path, c.Rows)
+		}
+		h.Changes = append(h.Changes, ChangeFile(c))
+		rows += c.Rows
 	}
 	if rows != h.Rows {
 		return nil, fmt.Errorf("%w: %s: files hold %d rows, the hand-over says %d", ErrBadHandOver, in.ID, rows, h.Rows)

@@ -23,16 +23,18 @@ var ErrMember = errors.New("sink: a member hands its rows over to a committer; i
 // snapshot. The cadence options then only bound the pending batch;
 // [Sink.Commit] fails with [ErrMember].
 //
-// A member appends. It takes event time ([WithEventTime], late rows going
-// to the side table as [WithLateRows] says) and a dead-letter table
+// A member appends, or in upsert mode ([WithUpsert]) hands its change
+// rows over as a [ChangeFile] that the committer applies as one
+// changelog write, comparing with the rows the table holds as its commit
+// lands. It takes event time ([WithEventTime], late rows going to the
+// side table as [WithLateRows] says) and a dead-letter table
 // ([WithDeadLetter]): those side tables are written as a lone sink writes
 // them, and [Sink.HandOver] commits their pending rows itself, in their
 // own snapshots with their own positions, before it hands the main
-// table's files over. Upsert ([WithUpsert]) and keyed mode ([WithKey])
-// are refused with [ErrBadOption]: their commits decide on the rows or
-// keys the table holds as the commit lands, which a hand-over, landed
-// later by the committer, cannot. Default: none (the sink commits its
-// own rows).
+// table's files over. Keyed mode ([WithKey]) is refused with
+// [ErrBadOption]: it decides on the keys the table holds as its commit
+// lands, which a hand-over of data files, landed later by the committer,
+// cannot. Default: none (the sink commits its own rows).
 func WithHandOver(id string) Option {
 	return func(c *config) error {
 		if id == "" {
@@ -43,21 +45,15 @@ func WithHandOver(id string) Option {
 	}
 }
 
-// checkMember refuses the options a member cannot honour: upsert and
-// keyed mode, whose commits read the table (the keys or rows it holds)
-// as they land, which a member's hand-over cannot do. Event time and a
-// dead-letter table are a member's own: it commits their side tables
-// itself (see [Sink.HandOver]).
+// checkMember refuses the options a member cannot honour: keyed mode,
+// whose commits read the keys the table holds as they land, which a
+// member's hand-over cannot do. Upsert mode hands its change rows over
+// (see [ChangeFile]): the committer compares them with the table as it
+// commits. Event time and a dead-letter table are a member's own: it
+// commits their side tables itself (see [Sink.HandOver]).
 func checkMember(cfg config) error {
-	var bad []string
-	if cfg.upsert != nil {
-		bad = append(bad, "upsert")
-	}
 	if len(cfg.key) > 0 {
-		bad = append(bad, "keyed mode")
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%w: member %s: a hand-over appends; not with %s", ErrBadOption, cfg.member, strings.Join(bad, " or "))
+		return fmt.Errorf("%w: member %s: a hand-over appends or applies changes; not with keyed mode", ErrBadOption, cfg.member)
 	}
 	return nil
 }
@@ -72,18 +68,30 @@ func checkMember(cfg config) error {
 type memberState struct {
 	id    string
 	chain map[SourcePartition][]int64
+	// maxUnlanded bounds a chain: a member whose hand-overs of a source
+	// partition have not landed for this many hand-overs (one was lost:
+	// its change file removed behind the committer's back, its control
+	// record lost) is fenced and replays from the table's positions,
+	// which exactly-once makes harmless.
+	maxUnlanded int
 }
+
+// DefaultMaxUnlanded is how many hand-overs of a source partition a
+// member makes without seeing one of them land before [Sink.HandOver]
+// fences it (see [ErrFenced]).
+const DefaultMaxUnlanded = 256
 
 func (m *memberState) restart() { m.chain = map[SourcePartition][]int64{} }
 
-// HandOver finishes the data files of the pending rows and returns them,
-// with their ranges, as a hand-over of this member at generation (nil
+// HandOver finishes the data files of the pending rows (in upsert mode,
+// writes their change file) and returns them, with their ranges, as a hand-over of this member at generation (nil
 // when nothing is pending); the rows are no longer pending, and the
 // member goes on one past them. It commits nothing to the table.
 //
 // It first reads the table's positions: when one of the member's source
 // partitions holds a position that is not on the member's chain (another
-// writer took it, or the committer dropped one of its hand-overs), or
+// writer took it, or the committer dropped one of its hand-overs) or
+// none of its last [DefaultMaxUnlanded] hand-overs of it landed, or
 // the table's schema or spec moved, the pending rows are dropped and it
 // fails with [ErrFenced] or [ErrSchemaChanged]: call [Sink.Start] and
 // resume from the positions it returns.
@@ -117,7 +125,7 @@ func (s *Sink) HandOver(ctx context.Context, generation int32) (*HandOver, error
 		return nil, err
 	}
 	h := &HandOver{ID: uuid.NewString(), Member: s.fleet.id, Generation: generation,
-		TableUUID: s.tbl.Metadata().TableUUID().String(), SchemaID: s.tbl.Schema().ID, SpecID: s.spec.ID(), Rows: s.rows}
+		TableUUID: s.tbl.Metadata().TableUUID().String(), SchemaID: s.tbl.Schema().ID, SpecID: s.spec.ID(), Rows: s.rows, Upsert: s.cfg.upsert != nil}
 	if s.files != nil {
 		f, err := s.files.finish(context.WithoutCancel(ctx))
 		s.files = nil
@@ -126,6 +134,14 @@ func (s *Sink) HandOver(ctx context.Context, generation int32) (*HandOver, error
 			return nil, fmt.Errorf("sink: %s: write: %w", s.name, err)
 		}
 		h.Files = f
+	}
+	if len(s.changes) > 0 {
+		cf, err := writeChangeFile(context.WithoutCancel(ctx), s.tbl, s.fleet.id, s.changes)
+		if err != nil {
+			s.reset()
+			return nil, fmt.Errorf("sink: %s: write changes: %w", s.name, err)
+		}
+		h.Changes = []ChangeFile{cf}
 	}
 	for _, sp := range slices.SortedFunc(func(yield func(SourcePartition) bool) {
 		for sp := range s.pending {
@@ -189,6 +205,10 @@ func (s *Sink) checkChain(ctx context.Context) error {
 		i := slices.Index(c, at)
 		if i < 0 {
 			moved = append(moved, fmt.Sprintf("%s (table holds offset %d, off the member's hand-overs %v)", sp, at, c))
+			return
+		}
+		if len(c[i:]) > s.fleet.maxUnlanded {
+			moved = append(moved, fmt.Sprintf("%s (%d hand-overs after offset %d not landed)", sp, len(c[i:])-1, at))
 			return
 		}
 		if len(c[i:]) > 1 {

@@ -138,7 +138,7 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 		if err := checkMember(cfg); err != nil {
 			return nil, errors.Join(err, s.meters.stop())
 		}
-		s.fleet = &memberState{id: cfg.member}
+		s.fleet = &memberState{id: cfg.member, maxUnlanded: DefaultMaxUnlanded}
 		s.fleet.restart()
 	}
 	if len(cfg.key) > 0 {

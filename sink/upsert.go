@@ -180,11 +180,17 @@ func (s *Sink) commitChanges(ctx context.Context) (commit.Result, error) {
 // positionStamp is what a sink commit on tbl holding merged adds: the
 // positions in the summary and the table properties.
 func (s *Sink) positionStamp(tbl *icetable.Table, merged marks) (iceberg.Properties, iceberg.Properties, error) {
+	return s.positionStampOf(tbl, merged, s.rows)
+}
+
+// positionStampOf is positionStamp for rows source rows (a committer's
+// change of many hand-overs).
+func (s *Sink) positionStampOf(tbl *icetable.Table, merged marks, rows int64) (iceberg.Properties, iceberg.Properties, error) {
 	v, err := merged.encode()
 	if err != nil {
 		return nil, nil, err
 	}
-	sum := iceberg.Properties{SummaryPositions: v, "icerun.sink.source-rows": fmt.Sprint(s.rows)}
+	sum := iceberg.Properties{SummaryPositions: v, "icerun.sink.source-rows": fmt.Sprint(rows)}
 	if len(s.skipped) > 0 {
 		sum[SummarySkipped] = skipsText(s.skipped)
 	}
@@ -217,10 +223,16 @@ func descends(tbl *icetable.Table, id int64) bool {
 // files, for a change that left the table's rows as they were on
 // compared (nil: no change was compared), from which every attempt
 // requires the table to descend (else [errMovedSinceChange]: a rollback
-// of main). It returns the
-// positions committed (nil when the commit was found by its token after
-// an unknown outcome).
+// of main). It returns the positions committed (nil when the commit was
+// found by its token after an unknown outcome).
 func (s *Sink) commitPositions(ctx context.Context, compared *icetable.Table) (commit.Result, marks, error) {
+	return s.commitPositionsOf(ctx, compared, s.positions, s.rows)
+}
+
+// commitPositionsOf is commitPositions of the positions that positions
+// merges into those of the table an attempt lands on, for rows source
+// rows.
+func (s *Sink) commitPositionsOf(ctx context.Context, compared *icetable.Table, positions func(*icetable.Table) (marks, error), rows int64) (commit.Result, marks, error) {
 	tbl, err := snapshotcommit.Load(ctx, s.cat, s.ident)
 	if err != nil {
 		return commit.Result{}, nil, err
@@ -243,15 +255,15 @@ func (s *Sink) commitPositions(ctx context.Context, compared *icetable.Table) (c
 			if compared != nil && !descends(tbl, snapshotID(compared)) {
 				return nil, errMovedSinceChange
 			}
-			m, err := s.positions(tbl)
+			m, err := positions(tbl)
 			if err != nil {
 				return nil, err
 			}
 			merged = m
-			return s.summaryProps(m, nil)
+			return s.appendSummary(m, nil, rows)
 		},
 		TableProperties: func(tbl *icetable.Table) (iceberg.Properties, error) {
-			_, props, err := s.positionStamp(tbl, merged)
+			_, props, err := s.positionStampOf(tbl, merged, rows)
 			return props, err
 		},
 	})
