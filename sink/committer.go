@@ -47,7 +47,9 @@ import (
 //   - in upsert mode ([WithUpsert], the committer's and its members') a
 //     hand-over carries change files instead ([ChangeFile]), which the
 //     committer applies as one changelog write per round, comparing each
-//     key with the row the table holds as the commit lands; a landed or
+//     key with the row the table holds as the commit lands; in keyed mode
+//     ([WithKey]) too, and the committer appends the rows whose key
+//     neither the table nor an earlier row of the round holds; a landed or
 //     dropped hand-over's change files are removed (none of them can
 //     land again), and a hand-over whose change files are gone or
 //     unreadable is dropped;
@@ -73,6 +75,9 @@ type CommitterStats struct {
 	Replans    int64 // rounds planned again because the table's positions moved under the plan
 	Waiting    int   // hand-overs waiting
 	Duplicates int64 // hand-overs added again while waiting (by ID)
+	// DuplicateKeys counts, in keyed mode, the rows not committed because
+	// the table or an earlier row of the round held their key.
+	DuplicateKeys int64
 }
 
 // Landing is what one [Committer.Commit] did.
@@ -85,9 +90,9 @@ type Landing struct {
 // OpenCommitter returns a committer for table ident of cat. Its options
 // are a sink's (retry policy, commit lock, run id, code version, logger,
 // snapshot expiry, small-file compaction, event time, upsert mode with
-// its compaction); WithHandOver is refused. In upsert mode its members
-// must be in upsert mode with the same [table.ChangeSpec] (a hand-over of
-// the other mode is refused by [Committer.Add]). With [WithEventTime]
+// its compaction, keyed mode); WithHandOver is refused. Its members must
+// be of its mode ([Mode]; a hand-over of another mode is refused by
+// [Committer.Add]), with the same [table.ChangeSpec] or key columns. With [WithEventTime]
 // (the members' column and lateness) it compacts, after the commit that moves the watermark past its end,
 // each partition its hand-overs appended to, as a lone sink does: the
 // watermark is the highest event time the table's positions record
@@ -116,8 +121,8 @@ func (c *Committer) Add(hs ...*HandOver) error {
 		if h.TableUUID != uuid {
 			return fmt.Errorf("%w: %s from member %s is for table %s, not %s (%s)", ErrBadHandOver, h.ID, h.Member, h.TableUUID, uuid, c.s.name)
 		}
-		if h.Upsert != (c.s.cfg.upsert != nil) || (h.Upsert && len(h.Files) > 0) || (!h.Upsert && len(h.Changes) > 0) {
-			return fmt.Errorf("%w: %s from member %s: %s", ErrBadHandOver, h.ID, h.Member, modeText(h.Upsert, c.s.cfg.upsert != nil))
+		if err := checkMode(h, modeOf(c.s.cfg)); err != nil {
+			return fmt.Errorf("%w: %s from member %s: %w", ErrBadHandOver, h.ID, h.Member, err)
 		}
 		seen := map[SourcePartition]bool{}
 		for _, r := range h.Ranges {
@@ -141,14 +146,25 @@ func (c *Committer) Add(hs ...*HandOver) error {
 	return nil
 }
 
-// modeText says why a hand-over of upsert mode member does not fit a
-// committer of upsert mode committer.
-func modeText(member, committer bool) string {
-	name := map[bool]string{false: "append", true: "upsert"}
-	if member == committer {
-		return "data files and change files together"
+// checkMode fails unless h is of mode, with the files of its mode only:
+// a committer landing a hand-over of another mode would land its
+// positions without its rows.
+func checkMode(h *HandOver, mode Mode) error {
+	name := func(m Mode) string {
+		if m == ModeAppend {
+			return "append"
+		}
+		return string(m)
 	}
-	return fmt.Sprintf("a hand-over of %s mode to a committer of %s mode", name[member], name[committer])
+	switch {
+	case h.Mode != mode:
+		return fmt.Errorf("a hand-over of %s mode to a committer of %s mode", name(h.Mode), name(mode))
+	case h.Mode == ModeAppend && len(h.Changes) > 0:
+		return fmt.Errorf("change files in an append hand-over")
+	case h.Mode != ModeAppend && len(h.Files) > 0:
+		return fmt.Errorf("data files in a hand-over of %s mode", h.Mode)
+	}
+	return nil
 }
 
 // Fence drops the waiting hand-overs of generations below gen, and those
@@ -237,17 +253,20 @@ func (c *Committer) Commit(ctx context.Context) (Landing, error) {
 			err        error
 			unreadable *unreadableError
 		)
-		if c.s.cfg.upsert != nil {
+		switch modeOf(c.s.cfg) {
+		case ModeUpsert:
 			res, err = c.applyChanges(ctx, take)
-		} else {
-			res, err = c.append(ctx, take, round-1)
+		case ModeKeyed:
+			res, err = c.appendKeyed(ctx, take, round-1)
+		default:
+			res, err = c.append(ctx, take, handOverFiles(take), round-1, nil)
 		}
 		if errors.As(err, &unreadable) && round < pol.Attempts {
 			c.s.cfg.log.Warn("sink committer: hand-overs dropped", slog.String("table", c.s.name), slog.Any("error", err))
 			c.drop(ctx, &out, unreadable.bad)
 			continue
 		}
-		if errors.Is(err, errRangesMoved) && round < pol.Attempts {
+		if (errors.Is(err, errRangesMoved) || errors.Is(err, ErrKeyCommitted)) && round < pol.Attempts {
 			c.stats.Replans++
 			continue
 		}
@@ -334,18 +353,16 @@ func (c *Committer) forget(hs []*HandOver) {
 	c.waiting = slices.DeleteFunc(c.waiting, func(h *HandOver) bool { return slices.Contains(hs, h) })
 }
 
-// append commits take in one snapshot through the commit loop; every
-// attempt checks on its table state that take's ranges chain from the
-// positions it holds (else errRangesMoved, and nothing is committed).
-func (c *Committer) append(ctx context.Context, take []*HandOver, spent int) (commit.Result, error) {
+// append commits files (take's own, or the rows of take a keyed
+// committer kept) with take's positions in one snapshot through the
+// commit loop; every attempt checks on its table state that take's
+// ranges chain from the positions it holds (else errRangesMoved, and
+// nothing is committed), and check, when set, passes.
+func (c *Committer) append(ctx context.Context, take []*HandOver, files []iceberg.DataFile, spent int, check func(*icetable.Table) error) (commit.Result, error) {
 	s := c.s
-	var (
-		files []iceberg.DataFile
-		rows  int64
-	)
-	for _, h := range take {
-		files = append(files, h.Files...)
-		rows += h.Rows
+	var rows int64
+	for _, f := range files {
+		rows += f.Count()
 	}
 	var merged marks
 	res, err := snapshotcommit.Append(ctx, s.cat, snapshotcommit.AppendRequest{
@@ -366,6 +383,11 @@ func (c *Committer) append(ctx context.Context, take []*HandOver, spent int) (co
 			m, err := chained(tbl, take)
 			if err != nil {
 				return nil, err
+			}
+			if check != nil {
+				if err := check(tbl); err != nil {
+					return nil, err
+				}
 			}
 			merged = m
 			return s.appendSummary(merged, files, rows)
@@ -393,6 +415,15 @@ func (c *Committer) append(ctx context.Context, take []*HandOver, spent int) (co
 	}
 	s.maintain(ctx, files)
 	return res, nil
+}
+
+// handOverFiles are the data files of hs.
+func handOverFiles(hs []*HandOver) []iceberg.DataFile {
+	var out []iceberg.DataFile
+	for _, h := range hs {
+		out = append(out, h.Files...)
+	}
+	return out
 }
 
 // count counts the landing of take, holding rows rows.

@@ -342,8 +342,15 @@ func TestMemberOptions(t *testing.T) {
 	ctx := context.Background()
 	cat, _ := catalogtest.New(t)
 	ident := eventsTable(t, cat, "events")
+	// A keyed member takes the lone sink's key rule: the partition source
+	// columns in the key.
 	if _, err := sink.Open(ctx, cat, ident, sink.WithHandOver("m"), sink.WithKey("id")); !errors.Is(err, sink.ErrBadOption) {
-		t.Errorf("Open(WithHandOver, WithKey) = %v, want ErrBadOption", err)
+		t.Errorf("Open(WithHandOver, WithKey(id)) = %v, want ErrBadOption", err)
+	}
+	if s, err := sink.Open(ctx, cat, ident, sink.WithHandOver("m"), sink.WithKey("id", "event_time")); err != nil {
+		t.Errorf("Open(WithHandOver, WithKey(id, event_time)) = %v", err)
+	} else {
+		_ = s.Close(ctx)
 	}
 	if _, err := sink.Open(ctx, cat, ident, sink.WithHandOver("")); !errors.Is(err, sink.ErrBadOption) {
 		t.Errorf("Open(WithHandOver(\"\")) = %v, want ErrBadOption", err)

@@ -54,8 +54,8 @@ func handOverEvents(t *testing.T, m *sink.Sink, p int32, from int64, gen int32, 
 	if err != nil {
 		t.Fatalf("member hand-over p%d at %d: %v", p, from, err)
 	}
-	if !h.Upsert || len(h.Files) != 0 || len(h.Changes) != 1 || h.Changes[0].Rows != int64(len(evs)) {
-		t.Fatalf("upsert hand-over: upsert %v, %d data files, change files %+v; want one change file of %d rows", h.Upsert, len(h.Files), h.Changes, len(evs))
+	if h.Mode != sink.ModeUpsert || len(h.Files) != 0 || len(h.Changes) != 1 || h.Changes[0].Rows != int64(len(evs)) {
+		t.Fatalf("upsert hand-over: mode %q, %d data files, change files %+v; want one change file of %d rows", h.Mode, len(h.Files), h.Changes, len(evs))
 	}
 	b, err := h.Marshal(m.Table())
 	if err != nil {

@@ -36,9 +36,30 @@ type HandOver struct {
 	SpecID     int // the partition spec the files were written for
 	Ranges     []Range
 	Files      []iceberg.DataFile
-	Upsert     bool         // the member is in upsert mode: Changes in place of Files
-	Changes    []ChangeFile // upsert mode: the change rows
+	Mode       Mode         // how the committer lands it: ModeAppend (Files), ModeUpsert or ModeKeyed (Changes)
+	Changes    []ChangeFile // upsert and keyed mode: the member's rows
 	Rows       int64        // the rows of Files and Changes
+}
+
+// Mode is how a fleet lands a member's rows: the mode of its members and
+// its committer, which must agree.
+type Mode string
+
+const (
+	ModeAppend Mode = ""       // data files, appended
+	ModeUpsert Mode = "upsert" // change rows, applied as one changelog write ([WithUpsert])
+	ModeKeyed  Mode = "keyed"  // rows whose key is new, appended ([WithKey])
+)
+
+// modeOf is the mode of a sink configured by cfg.
+func modeOf(cfg config) Mode {
+	switch {
+	case cfg.upsert != nil:
+		return ModeUpsert
+	case len(cfg.key) > 0:
+		return ModeKeyed
+	}
+	return ModeAppend
 }
 
 // Range is the offsets [From, To] of one source partition that a
@@ -73,7 +94,7 @@ type handOverJSON struct {
 	Ranges     []rangeJSON  `json:"ranges"`
 	Rows       int64        `json:"rows"`
 	Manifest   []byte       `json:"manifest,omitempty"`
-	Upsert     bool         `json:"upsert,omitempty"`
+	Mode       Mode         `json:"mode,omitempty"`
 	Changes    []changeJSON `json:"changes,omitempty"`
 }
 
@@ -96,7 +117,7 @@ type rangeJSON struct {
 func (h *HandOver) Marshal(tbl *icetable.Table) ([]byte, error) {
 	md := tbl.Metadata()
 	out := handOverJSON{V: 1, ID: h.ID, Member: h.Member, Generation: h.Generation, TableUUID: h.TableUUID,
-		SchemaID: h.SchemaID, SpecID: h.SpecID, Format: md.Version(), Rows: h.Rows, Upsert: h.Upsert}
+		SchemaID: h.SchemaID, SpecID: h.SpecID, Format: md.Version(), Rows: h.Rows, Mode: h.Mode}
 	for _, r := range h.Ranges {
 		j := rangeJSON{Source: r.Source, Partition: r.Partition, From: r.From, To: r.To}
 		if r.MaxEventTime != math.MinInt64 {
@@ -138,7 +159,7 @@ func UnmarshalHandOver(b []byte) (*HandOver, error) {
 		return nil, fmt.Errorf("%w: version %d, id %q, %d ranges", ErrBadHandOver, in.V, in.ID, len(in.Ranges))
 	}
 	h := &HandOver{ID: in.ID, Member: in.Member, Generation: in.Generation, TableUUID: in.TableUUID,
-		SchemaID: in.SchemaID, SpecID: in.SpecID, Rows: in.Rows, Upsert: in.Upsert}
+		SchemaID: in.SchemaID, SpecID: in.SpecID, Rows: in.Rows, Mode: in.Mode}
 	for _, j := range in.Ranges {
 		r := Range{SourcePartition: SourcePartition{Source: j.Source, Partition: j.Partition}, From: j.From, To: j.To, MaxEventTime: math.MinInt64}
 		if j.MaxEventTime != nil {

@@ -23,18 +23,16 @@ var ErrMember = errors.New("sink: a member hands its rows over to a committer; i
 // snapshot. The cadence options then only bound the pending batch;
 // [Sink.Commit] fails with [ErrMember].
 //
-// A member appends, or in upsert mode ([WithUpsert]) hands its change
-// rows over as a [ChangeFile] that the committer applies as one
-// changelog write, comparing with the rows the table holds as its commit
-// lands. It takes event time ([WithEventTime], late rows going to the
-// side table as [WithLateRows] says) and a dead-letter table
+// A member appends; in upsert mode ([WithUpsert]) and keyed mode
+// ([WithKey]) it hands its rows over as a [ChangeFile] instead, and the
+// committer applies them as one changelog write, or appends those whose
+// key the table does not hold, deciding on the table as its commit lands.
+// It takes event time ([WithEventTime], late rows going to the side
+// table as [WithLateRows] says) and a dead-letter table
 // ([WithDeadLetter]): those side tables are written as a lone sink writes
 // them, and [Sink.HandOver] commits their pending rows itself, in their
 // own snapshots with their own positions, before it hands the main
-// table's files over. Keyed mode ([WithKey]) is refused with
-// [ErrBadOption]: it decides on the keys the table holds as its commit
-// lands, which a hand-over of data files, landed later by the committer,
-// cannot. Default: none (the sink commits its own rows).
+// table's files over. Default: none (the sink commits its own rows).
 func WithHandOver(id string) Option {
 	return func(c *config) error {
 		if id == "" {
@@ -43,19 +41,6 @@ func WithHandOver(id string) Option {
 		c.member = id
 		return nil
 	}
-}
-
-// checkMember refuses the options a member cannot honour: keyed mode,
-// whose commits read the keys the table holds as they land, which a
-// member's hand-over cannot do. Upsert mode hands its change rows over
-// (see [ChangeFile]): the committer compares them with the table as it
-// commits. Event time and a dead-letter table are a member's own: it
-// commits their side tables itself (see [Sink.HandOver]).
-func checkMember(cfg config) error {
-	if len(cfg.key) > 0 {
-		return fmt.Errorf("%w: member %s: a hand-over appends or applies changes; not with keyed mode", ErrBadOption, cfg.member)
-	}
-	return nil
 }
 
 // memberState is what a member keeps of its hand-overs.
@@ -125,7 +110,7 @@ func (s *Sink) HandOver(ctx context.Context, generation int32) (*HandOver, error
 		return nil, err
 	}
 	h := &HandOver{ID: uuid.NewString(), Member: s.fleet.id, Generation: generation,
-		TableUUID: s.tbl.Metadata().TableUUID().String(), SchemaID: s.tbl.Schema().ID, SpecID: s.spec.ID(), Rows: s.rows, Upsert: s.cfg.upsert != nil}
+		TableUUID: s.tbl.Metadata().TableUUID().String(), SchemaID: s.tbl.Schema().ID, SpecID: s.spec.ID(), Rows: s.rows, Mode: modeOf(s.cfg)}
 	if s.files != nil {
 		f, err := s.files.finish(context.WithoutCancel(ctx))
 		s.files = nil

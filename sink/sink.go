@@ -59,7 +59,7 @@ type Sink struct {
 	clock    *eventClock // nil without event time
 	keys     *keyIndex   // nil without keyed mode
 	files    *fileStream
-	changes  []arrow.RecordBatch     // pending rows in upsert mode (upsert.go), in place of files
+	changes  []arrow.RecordBatch     // pending rows in upsert mode (upsert.go) and of a keyed member (member.go), in place of files
 	late     *lateRows               // nil until the first late row
 	dead     *Sink                   // the dead-letter table's sink; nil until the first dead letter
 	open     map[partition.Key]int64 // partitions appended to, not yet compacted: the end of their window
@@ -135,9 +135,6 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 		}
 	}
 	if cfg.member != "" {
-		if err := checkMember(cfg); err != nil {
-			return nil, errors.Join(err, s.meters.stop())
-		}
 		s.fleet = &memberState{id: cfg.member, maxUnlanded: DefaultMaxUnlanded}
 		s.fleet.restart()
 	}
@@ -145,7 +142,9 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 		if err := checkKeyColumns(s.tbl, s.name, cfg.key); err != nil {
 			return nil, err
 		}
-		s.keys = newKeyIndex(cfg.key)
+		if s.fleet == nil { // a member's keys are the committer's to check
+			s.keys = newKeyIndex(cfg.key)
+		}
 	}
 	return s, nil
 }
@@ -437,7 +436,7 @@ func (s *Sink) write(ctx context.Context, rec arrow.RecordBatch) error {
 		rec.Release()
 		return nil
 	}
-	if s.cfg.upsert != nil {
+	if s.cfg.upsert != nil || s.fleet != nil && len(s.cfg.key) > 0 {
 		s.rows += rec.NumRows()
 		s.changes = append(s.changes, rec)
 		return nil

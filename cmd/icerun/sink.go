@@ -50,7 +50,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	order := fs.String("order", "", "with -upsert: ordering columns, comma-separated (a version, an LSN, an event time; the first decides, the next break ties): a change not newer than the table's row of its key changes nothing; with -format debezium the default is _cdc_lsn")
 	deleteWhen := fs.String("delete-when", "", "with -upsert: `COLUMN=VALUE` marking delete rows (e.g. status=deleted): the key's row is deleted and a tombstone keeps a late older change from bringing it back; with -format debezium the default is _cdc_op=d")
 	retention := fs.Duration("retention", 0, "with -upsert: how long a tombstone counts, in the first -order column's time (a timestamp or date column); a change older than that for a key the table does not know goes to the late table; 0: tombstones kept for ever")
-	control := fs.String("control-topic", "", "fleet mode: the sinks of -group hand their data files over on this Kafka topic (one partition, created when missing) instead of committing, and the one the group assigns its partition commits every member's in one snapshot per -commit-interval; exactly once still holds by the table's positions (docs/scale-out.md); with -event-time and -dead-letter each member commits its own late rows and dead letters to their side tables before it hands over; with -upsert members hand their change rows over and the committer applies them as one changelog write; not with -key or -topic-regex")
+	control := fs.String("control-topic", "", "fleet mode: the sinks of -group hand their data files over on this Kafka topic (one partition, created when missing) instead of committing, and the one the group assigns its partition commits every member's in one snapshot per -commit-interval; exactly once still holds by the table's positions (docs/scale-out.md); with -event-time and -dead-letter each member commits its own late rows and dead letters to their side tables before it hands over; with -upsert and -key members hand their rows over and the committer applies them as one changelog write, or appends those of new keys; not with -topic-regex")
 	deleteRatio := fs.Float64("compact-delete-ratio", sink.DefaultCompactDeleteRatio, "with -upsert: after each commit, rewrite a data file of a partition the commit changed once its position deletes or deletion vector delete at least this share of its rows, in [0, 1] (0: any delete); the compaction removes exactly the files it read")
 	connect := fs.Duration("connect-timeout", time.Minute, "give up (exit 75) when the brokers do not answer, or the topic does not exist, this long after the start (a warning says which after a few seconds); 0: wait for ever")
 	if err := sinkDefaults(fs); err != nil {
@@ -158,7 +158,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 			return sink.OpenCommitter(ctx, cat, ident, committerOpts...)
 		}
 		host, _ := os.Hostname()
-		opts = append(opts, sink.WithHandOver(fmt.Sprintf("%s-%d", host, os.Getpid()))) // -key refused by sink.Open: sink.ErrBadOption, exit 64
+		opts = append(opts, sink.WithHandOver(fmt.Sprintf("%s-%d", host, os.Getpid())))
 	}
 	s, err := sink.Open(ctx, cat, ident, opts...)
 	if err != nil {

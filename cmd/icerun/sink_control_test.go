@@ -7,10 +7,9 @@ import (
 
 // -control-topic takes -event-time and -dead-letter (each member commits
 // its late rows and dead letters to their side tables before it hands
-// over) and -upsert (members hand their change rows over): the sink opens
+// over), -upsert and -key (members hand their rows over): the sink opens
 // and goes on to the brokers (here unreachable: it fails creating the
-// control topic, exit 75). -key is refused when the sink opens (exit 64),
-// naming the mode.
+// control topic, exit 75).
 func TestSinkControlTopicOptions(t *testing.T) {
 	wh := warehouse(t)
 	base := []string{"sink", "db.fact_orders", "-warehouse", wh, "-brokers", unreachable, "-topic", "t", "-group", "g", "-control-topic", "ctl", "-connect-timeout", "1s"}
@@ -21,7 +20,7 @@ func TestSinkControlTopicOptions(t *testing.T) {
 	}{
 		{[]string{"-event-time", "event_date", "-dead-letter", "db.fact_orders_dead"}, exitRetry, "kafka: create control topic ctl"},
 		{[]string{"-event-time", "event_date", "-drop-late"}, exitRetry, "kafka: create control topic ctl"},
-		{[]string{"-key", "order_id,event_date"}, 64, "not with keyed mode"},
+		{[]string{"-key", "order_id,event_date"}, exitRetry, "kafka: create control topic ctl"},
 		{[]string{"-upsert", "order_id", "-order", "amount_minor"}, exitRetry, "kafka: create control topic ctl"},
 	} {
 		args := append(append([]string{}, base...), tc.args...)
