@@ -58,6 +58,7 @@ import (
 type Committer struct {
 	s       *Sink // the table's sink: its configuration, table state and maintenance; never pending
 	waiting []*HandOver
+	ids     map[string]bool // the IDs of waiting
 	fenced  []*HandOver // dropped by the fence, their change files not yet removed
 	fence   int32
 	stats   CommitterStats
@@ -107,7 +108,7 @@ func OpenCommitter(ctx context.Context, cat catalog.Catalog, ident icetable.Iden
 	if s.fleet != nil {
 		return nil, errors.Join(fmt.Errorf("%w: a committer is not a member (WithHandOver)", ErrBadOption), s.Abort(ctx))
 	}
-	return &Committer{s: s}, nil
+	return &Committer{s: s, ids: map[string]bool{}}, nil
 }
 
 // Add queues hand-overs for the next [Committer.Commit]. A hand-over
@@ -137,10 +138,11 @@ func (c *Committer) Add(hs ...*HandOver) error {
 		case h.Generation < c.fence:
 			c.stats.Dropped++
 			c.fenced = append(c.fenced, h)
-		case slices.ContainsFunc(c.waiting, func(w *HandOver) bool { return w.ID == h.ID }):
+		case c.ids[h.ID]:
 			c.stats.Duplicates++
 		default:
 			c.waiting = append(c.waiting, h)
+			c.ids[h.ID] = true
 		}
 	}
 	return nil
@@ -180,6 +182,7 @@ func (c *Committer) Fence(gen int32) {
 		if h.Generation < gen {
 			c.stats.Dropped++
 			c.fenced = append(c.fenced, h)
+			delete(c.ids, h.ID)
 			return true
 		}
 		return false
@@ -209,7 +212,7 @@ func (c *Committer) Table() *icetable.Table { return c.s.tbl }
 // Close closes the committer; waiting hand-overs are forgotten (their
 // files stay, their rows are replayed by the members that own them).
 func (c *Committer) Close(ctx context.Context) error {
-	c.waiting = nil
+	c.waiting, c.ids = nil, map[string]bool{}
 	return c.s.Close(ctx)
 }
 
@@ -302,16 +305,34 @@ func (c *Committer) plan(now marks) (take, drop []*HandOver) {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	// Each candidate is tried once in that order, and again whenever a
+	// landed one ends one before the start of one of its ranges: linear
+	// in the candidates' ranges, however long the members' chains.
+	type start struct {
+		sp   SourcePartition
+		from int64
+	}
+	byStart := map[start][]int{} // candidates by the start of each of their ranges, in order
+	queue := make([]int, len(cands))
+	for i, h := range cands {
+		queue[i] = i
+		for _, r := range h.Ranges {
+			k := start{r.SourcePartition, r.From}
+			byStart[k] = append(byStart[k], i)
+		}
+	}
 	m := maps.Clone(now)
-	for progress := true; progress; {
-		progress = false
-		for i, h := range cands {
-			if h == nil || !fits(m, h) {
-				continue
-			}
-			advance(m, h)
-			take = append(take, h)
-			cands[i], progress = nil, true
+	landed := make([]bool, len(cands))
+	for q := 0; q < len(queue); q++ {
+		i := queue[q]
+		h := cands[i]
+		if landed[i] || !fits(m, h) {
+			continue
+		}
+		advance(m, h)
+		take, landed[i] = append(take, h), true
+		for _, r := range h.Ranges {
+			queue = append(queue, byStart[start{r.SourcePartition, r.To + 1}]...)
 		}
 	}
 	return take, drop
@@ -350,7 +371,12 @@ func (c *Committer) forget(hs []*HandOver) {
 	if len(hs) == 0 {
 		return
 	}
-	c.waiting = slices.DeleteFunc(c.waiting, func(h *HandOver) bool { return slices.Contains(hs, h) })
+	gone := make(map[*HandOver]bool, len(hs))
+	for _, h := range hs {
+		gone[h] = true
+		delete(c.ids, h.ID)
+	}
+	c.waiting = slices.DeleteFunc(c.waiting, func(h *HandOver) bool { return gone[h] })
 }
 
 // append commits files (take's own, or the rows of take a keyed

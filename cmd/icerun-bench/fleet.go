@@ -75,6 +75,11 @@ type fleetTrial struct {
 
 // runFleet runs the -fleet bench and prints its table.
 func runFleet(cfg fleetConfig) error {
+	stop, err := startProfile() // ICERUN_BENCH_CPUPROFILE
+	if err != nil {
+		return err
+	}
+	defer stop()
 	var out []fleetTrial
 	for _, n := range cfg.members {
 		for _, mode := range cfg.modes {
