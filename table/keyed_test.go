@@ -167,6 +167,7 @@ const (
 // and for the object-store layout, and a dynamic replace of the same rows
 // finds and replaces those files.
 func TestKeyedWriteMatchesPartitionedWrite(t *testing.T) {
+	t.Parallel()
 	specs := keyedSpecs()
 	objectStore := iceberg.Properties{icetable.ObjectStoreEnabledKey: "true"}
 	cases := map[string]iceberg.Properties{}

@@ -12,6 +12,7 @@ import (
 )
 
 func TestCheckPathSafe(t *testing.T) {
+	t.Parallel()
 	sch := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "label", Type: iceberg.PrimitiveTypes.String},
 		iceberg.NestedField{ID: 2, Name: "n", Type: iceberg.PrimitiveTypes.Int64},
@@ -68,6 +69,7 @@ func TestCheckPathSafe(t *testing.T) {
 }
 
 func TestDataPathsReal(t *testing.T) {
+	t.Parallel()
 	p := dataPaths{prefix: "file:///w/db/t/data/"}
 	long := "s=" + strings.Repeat("@C3@A9", 60)
 	cases := []struct{ loc, want string }{

@@ -58,6 +58,7 @@ func fingerprints(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) 
 // and the table, or the fingerprints recorded of the input, would differ
 // from those written from batches that are never reused.
 func TestWritesFromReusedMemoryAreExact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var days []orderdata.Order
 	for d := range 3 {

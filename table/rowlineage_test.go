@@ -63,6 +63,7 @@ func readLineage(t *testing.T, cat catalog.Catalog, ident icetable.Identifier) (
 // ids, leaves other rows alone, and that a compaction changes neither
 // column of any row.
 func TestRowLineageMergeOnReadUpsertAndCompact(t *testing.T) {
+	t.Parallel()
 	// Without column metrics the upsert cannot tell from a file's metrics
 	// that it holds no explicit _row_id: it reads the column.
 	for name, metrics := range map[string]string{"metrics": "truncate(16)", "no-metrics": "none"} {
@@ -124,6 +125,7 @@ func upsertLineage(t *testing.T, cat catalog.Catalog, ident icetable.Identifier,
 // partition, keeping every row's lineage as Java's copy-on-write MERGE
 // does: rows carried over keep both columns, updated rows their _row_id.
 func TestRowLineageCopyOnWriteUpsert(t *testing.T) {
+	t.Parallel()
 	cat, _ := catalogtest.New(t)
 	ident := catalogtest.CreateTable(t, cat, "fact_orders", orderdata.Schema, orderdata.Spec, iceberg.Properties{"format-version": "3"})
 	w := open(t, cat, ident)
@@ -138,6 +140,7 @@ func TestRowLineageCopyOnWriteUpsert(t *testing.T) {
 // table's sort order), in runs spilled to disk and merged, keeps every
 // row's lineage.
 func TestRowLineageCompactSorted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	byCustomer, err := icetable.NewSortOrder(1, []icetable.SortField{{SourceIDs: []int{2}, Transform: iceberg.IdentityTransform{}, Direction: icetable.SortASC, NullOrder: icetable.NullsFirst}})
 	require.NoError(t, err)
@@ -168,6 +171,7 @@ func TestRowLineageCompactSorted(t *testing.T) {
 // explicit and nulls for the new rows' ids and every sequence number
 // (inherited from the file). A compacted file holds both for every row.
 func TestRowLineageColumnsInFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cat, ident := morTable(t, "3")
 	w := open(t, cat, ident)

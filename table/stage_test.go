@@ -34,6 +34,7 @@ func stagerTable(t *testing.T) (*icetable.Table, *partition.Spec) {
 // half a split behind the first so that their row groups flush in turn;
 // every row is written once.
 func TestStagerStaggersWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tbl, spec := stagerTable(t)
 	day := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
@@ -77,6 +78,7 @@ func TestStagerStaggersWriters(t *testing.T) {
 // Interleaved rows are split by key; every file holds its partition's
 // rows and values.
 func TestStagerRoutesKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tbl, spec := stagerTable(t)
 	day := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
@@ -174,6 +176,7 @@ func TestStagerRoutesKeys(t *testing.T) {
 // partition's writers running: past maxOpenGroups, a partition without a
 // row in the latest batch is ended.
 func TestStagerBoundsOpenPartitions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tbl, _ := stagerTable(t)
 	sc, err := icetable.SchemaToArrowSchema(tbl.Schema(), nil, true, false)

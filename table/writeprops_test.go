@@ -51,6 +51,7 @@ func fileRows(t *testing.T, tbl *icetable.Table, f iceberg.DataFile) []arrow.Rec
 // files at the target, as Java writers do; before, the row group (128 MiB
 // or 1M rows) decided and one file held the whole partition.
 func TestTargetFileSize(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		target int64
@@ -105,6 +106,7 @@ func sortedTable(t *testing.T, name string, fields ...icetable.SortField) (catal
 // static and the dynamic path. Unsorted tables and orders icerun does not
 // sort by (a bucket transform) give files without a claim.
 func TestSortOrderHonored(t *testing.T) {
+	t.Parallel()
 	currencyDesc := icetable.SortField{SourceIDs: []int{4}, Transform: iceberg.IdentityTransform{}, Direction: icetable.SortDESC, NullOrder: icetable.NullsLast}
 	customerAsc := icetable.SortField{SourceIDs: []int{2}, Transform: iceberg.IdentityTransform{}, Direction: icetable.SortASC, NullOrder: icetable.NullsFirst}
 	bucket := icetable.SortField{SourceIDs: []int{2}, Transform: iceberg.BucketTransform{NumBuckets: 4}, Direction: icetable.SortASC, NullOrder: icetable.NullsFirst}
@@ -198,6 +200,7 @@ func boolCount(b bool) int {
 // gets zstd level 1 (table.DefaultZstdLevel, PyIceberg's), the same bytes
 // as a table that sets 1; a level the table sets is honored.
 func TestCompressionLevel(t *testing.T) {
+	t.Parallel()
 	sizes := map[string]int64{}
 	rows := 100_000
 	if testing.Short() {
