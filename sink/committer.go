@@ -59,7 +59,7 @@ type Committer struct {
 	s       *Sink // the table's sink: its configuration, table state and maintenance; never pending
 	waiting []*HandOver
 	ids     map[string]bool // the IDs of waiting
-	fenced  []*HandOver // dropped by the fence, their change files not yet removed
+	fenced  []*HandOver     // dropped by the fence, their change files not yet removed
 	fence   int32
 	stats   CommitterStats
 	// beforeCommit, when set (tests), runs after a round is planned and

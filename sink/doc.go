@@ -56,6 +56,30 @@
 // a commit and against the rows the table holds, including those other sinks commit meanwhile
 // ([ErrKeyCommitted]); see [WithKey] for its cost.
 //
+// # Upsert mode
+//
+// With [WithUpsert] the table keeps the latest state of each key: each
+// commit applies the pending rows as one table.Writer.ApplyChanges call,
+// ordered by the change spec's columns against the rows the table holds
+// and the tombstones of deleted keys, its snapshot recording the
+// positions as an append's does.
+//
+// # Fleets: many sinks, one commit per interval
+//
+// With [WithHandOver] a sink is a member of a fleet: it writes as a lone
+// sink does but never commits; [Sink.HandOver] hands its data files (in
+// upsert and keyed mode its rows, as a [ChangeFile]) over, with the range
+// of offsets they hold per source partition, and one [Committer] lands
+// the hand-overs of every member in one snapshot per round. A hand-over
+// lands only when each of its ranges starts one past the position the
+// table holds, so exactly-once stays a property of the table whatever
+// the committers and the control channel do. Files: member.go (the
+// member), handover.go (the hand-over and its wire form), committer.go
+// (planning a round and the append), committer_upsert.go and
+// committer_keyed.go (the other two modes), changefile.go; the Kafka
+// wiring (a control topic, the committer elected by the group) is
+// sink/kafka's fleet.go.
+//
 // # Sources without positions
 //
 // An [Ingester] is the front of a sink for sources that retry instead of
