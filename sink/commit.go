@@ -48,7 +48,6 @@ func (s *Sink) Commit(ctx context.Context) (res commit.Result, err error) {
 		return commit.Result{}, nil
 	}
 	start := time.Now()
-	s.slot = start
 	s.commitStarted(start)
 	defer func() { s.commitEnded(ctx, start, err) }()
 	if err := s.commitSides(ctx); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -101,9 +100,6 @@ func (s *Sink) HandOver(ctx context.Context, generation int32) (*HandOver, error
 		return nil, fmt.Errorf("%w: %s: HandOver needs WithHandOver", ErrBadOption, s.name)
 	}
 	defer s.notePending()
-	if len(s.pending) > 0 {
-		s.slot = time.Now()
-	}
 	if err := s.checkChain(ctx); err != nil {
 		return nil, errors.Join(err, s.discard(ctx))
 	}

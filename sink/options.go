@@ -99,13 +99,8 @@ func WithCommitBytes(n int64) Option {
 	}
 }
 
-// WithCommitInterval commits pending rows once d has passed since the
-// last commit started (default 10 s; since [Open] before the first),
-// checked on every [Sink.Write] and [Sink.CommitIfDue]: commits start at
-// least d apart, and a row waits at most d and one commit, however long
-// the commit before it took (rows the source held meanwhile are read
-// when it ends). After an idle spell longer than d, the first row
-// commits at once.
+// WithCommitInterval commits once the oldest pending row has waited d
+// (default 10 s), checked on every [Sink.Write] and [Sink.CommitIfDue].
 func WithCommitInterval(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 {

@@ -69,7 +69,6 @@ type Sink struct {
 	rows     int64                   // pending rows (main table)
 	bytes    int64
 	since    time.Time // when the first pending row arrived
-	slot     time.Time // when the last commit or hand-over started (Open before the first): the interval's clock
 	stats    Stats
 	meters   *meters // OpenTelemetry counters of stats (metrics.go)
 	health   healthState
@@ -114,7 +113,7 @@ func Open(ctx context.Context, cat catalog.Catalog, ident icetable.Identifier, o
 	if cfg.deadLetter != nil && slices.Equal(cfg.deadLetter, ident) {
 		return nil, fmt.Errorf("%w: the dead-letter table is the table %s", ErrBadOption, strings.Join(ident, "."))
 	}
-	s := &Sink{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, pending: marks{}, sideOpts: opts, slot: time.Now()}
+	s := &Sink{cat: cat, ident: ident, name: strings.Join(ident, "."), cfg: cfg, pending: marks{}, sideOpts: opts}
 	var err error
 	if s.meters, err = newMeters(cfg.meterProvider, s.name, s); err != nil {
 		return nil, fmt.Errorf("%w: meters: %w", ErrBadOption, err)
@@ -271,16 +270,12 @@ func (s *Sink) due() bool {
 }
 
 // cadenceDue reports whether the pending batch reached the cadence of
-// WithCommitRows, WithCommitBytes or WithCommitInterval. The interval
-// counts from the start of the last commit (or hand-over), not from the
-// first pending row: rows the source held while a commit ran have waited
-// since it started, so that a change waits at most one interval and one
-// commit, not an interval after the commit ended.
+// WithCommitRows, WithCommitBytes or WithCommitInterval.
 func (s *Sink) cadenceDue() bool {
 	if len(s.pending) == 0 {
 		return false
 	}
-	return s.rows >= s.cfg.commitRows || s.bytes >= s.cfg.commitBytes || time.Since(s.slot) >= s.cfg.commitInterval
+	return s.rows >= s.cfg.commitRows || s.bytes >= s.cfg.commitBytes || time.Since(s.since) >= s.cfg.commitInterval
 }
 
 // CommitIfDue commits when the cadence asks for it (call it on an idle

@@ -37,7 +37,7 @@ func sinkCmd(ctx context.Context, e *env, args []string) error {
 	evolve := fs.Bool("evolve", false, "add an optional column to the table for a message field it lacks, and an optional field to a struct column for a field inside it the struct lacks (type from the Avro writer schema, or from the JSON value), in a commit of its own before the rows that need it; without it such fields are ignored")
 	rows := fs.Int64("commit-rows", 100_000, "commit once this many rows are pending")
 	bytes := fs.Int64("commit-bytes", 64<<20, "commit once the pending rows hold this many bytes")
-	interval := fs.Duration("commit-interval", 10*time.Second, "commit pending rows once this long has passed since the last commit started (commits start at least this far apart)")
+	interval := fs.Duration("commit-interval", 10*time.Second, "commit once the oldest pending row waited this long")
 	eventTime := fs.String("event-time", "", "event time column: rows for a partition the watermark closed go to TABLE_sink_late")
 	lateness := fs.Duration("allowed-lateness", time.Hour, "with -event-time: how far behind the newest event a row may be")
 	dropLate := fs.Bool("drop-late", false, "with -event-time: drop late rows (counted) instead of writing them to the side table")
