@@ -93,9 +93,10 @@ type Landing struct {
 // snapshot expiry, small-file compaction, event time, upsert mode with
 // its compaction, keyed mode); WithHandOver is refused. Its members must
 // be of its mode ([Mode]; a hand-over of another mode is refused by
-// [Committer.Add]), with the same [table.ChangeSpec] or key columns. With [WithEventTime]
-// (the members' column and lateness) it compacts, after the commit that moves the watermark past its end,
-// each partition its hand-overs appended to, as a lone sink does: the
+// [Committer.Add]), with the same [table.ChangeSpec] or key columns.
+// With [WithEventTime] (the members' column and lateness) it compacts,
+// after the commit that moves the watermark past its end, each
+// partition its hand-overs appended to, as a lone sink does: the
 // watermark is the highest event time the table's positions record
 // (each hand-over's ranges carry their source partition's), minus the
 // lateness. The members' side tables (late rows, dead letters) are
@@ -113,8 +114,8 @@ func OpenCommitter(ctx context.Context, cat catalog.Catalog, ident icetable.Iden
 
 // Add queues hand-overs for the next [Committer.Commit]. A hand-over
 // already waiting (same ID) is kept once; one of a generation below the
-// fence is dropped at once; one of another table or mode (append or
-// upsert), or that names a source partition twice, fails with
+// fence is dropped at once; one of another table or mode ([Mode]), or
+// that names a source partition twice, fails with
 // [ErrBadHandOver] and nothing is queued.
 func (c *Committer) Add(hs ...*HandOver) error {
 	uuid := c.s.tbl.Metadata().TableUUID().String()

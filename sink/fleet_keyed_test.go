@@ -30,28 +30,9 @@ func keyedCommitter(t *testing.T, cat catalog.Catalog, ident icetable.Identifier
 // through the wire form.
 func keyedHandOver(t *testing.T, m *sink.Sink, p int32, from int64, ms ...msg) []byte {
 	t.Helper()
-	ctx := context.Background()
 	rec := batch(ms)
 	defer rec.Release()
-	offs := make([]int64, len(ms))
-	for i := range offs {
-		offs[i] = from + int64(i)
-	}
-	if err := m.Write(ctx, fleetSP(p), offs, rec); err != nil {
-		t.Fatalf("member write p%d at %d: %v", p, from, err)
-	}
-	h, err := m.HandOver(ctx, 1)
-	if err != nil {
-		t.Fatalf("member hand-over p%d at %d: %v", p, from, err)
-	}
-	if h.Mode != sink.ModeKeyed || len(h.Files) != 0 || len(h.Changes) != 1 || h.Rows != int64(len(ms)) {
-		t.Fatalf("keyed hand-over: mode %q, %d data files, change files %+v, %d rows; want every row in one change file", h.Mode, len(h.Files), h.Changes, h.Rows)
-	}
-	b, err := h.Marshal(m.Table())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return handOverRows(t, m, p, from, 1, sink.ModeKeyed, rec)
 }
 
 // Keyed members of a fleet hand their rows over; the committer keeps the

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/catalog"
 	icetable "github.com/apache/iceberg-go/table"
 
@@ -40,10 +41,19 @@ func upsertCommitter(t *testing.T, cat catalog.Catalog, ident icetable.Identifie
 // form.
 func handOverEvents(t *testing.T, m *sink.Sink, p int32, from int64, gen int32, evs ...orderEvent) []byte {
 	t.Helper()
-	ctx := context.Background()
 	rec := orderBatch(evs)
 	defer rec.Release()
-	offs := make([]int64, len(evs))
+	return handOverRows(t, m, p, from, gen, sink.ModeUpsert, rec)
+}
+
+// handOverRows writes rec to member m (of mode, upsert or keyed) as the
+// messages at offsets from, from+1, ... of partition p, hands them over
+// at gen and checks that they went over as one change file; it returns
+// the hand-over's wire form.
+func handOverRows(t *testing.T, m *sink.Sink, p int32, from int64, gen int32, mode sink.Mode, rec arrow.RecordBatch) []byte {
+	t.Helper()
+	ctx := context.Background()
+	offs := make([]int64, rec.NumRows())
 	for i := range offs {
 		offs[i] = from + int64(i)
 	}
@@ -54,8 +64,8 @@ func handOverEvents(t *testing.T, m *sink.Sink, p int32, from int64, gen int32, 
 	if err != nil {
 		t.Fatalf("member hand-over p%d at %d: %v", p, from, err)
 	}
-	if h.Mode != sink.ModeUpsert || len(h.Files) != 0 || len(h.Changes) != 1 || h.Changes[0].Rows != int64(len(evs)) {
-		t.Fatalf("upsert hand-over: mode %q, %d data files, change files %+v; want one change file of %d rows", h.Mode, len(h.Files), h.Changes, len(evs))
+	if h.Mode != mode || len(h.Files) != 0 || len(h.Changes) != 1 || h.Changes[0].Rows != rec.NumRows() {
+		t.Fatalf("hand-over: mode %q, %d data files, change files %+v; want mode %q, one change file of %d rows", h.Mode, len(h.Files), h.Changes, mode, rec.NumRows())
 	}
 	b, err := h.Marshal(m.Table())
 	if err != nil {
@@ -240,5 +250,27 @@ func TestFleetUpsertModeMismatch(t *testing.T) {
 	}
 	if err := upsertCommitter(t, cat, ident).Add(ah); !errors.Is(err, sink.ErrBadHandOver) {
 		t.Errorf("upsert committer took an append hand-over: %v, want ErrBadHandOver", err)
+	}
+}
+
+// A hand-over the fence drops (its member lost its partitions in a
+// rebalance) never lands, and its change file is removed at the
+// committer's next round.
+func TestFleetUpsertFencedChangeFileRemoved(t *testing.T) {
+	t.Parallel()
+	cat, dir := catalogtest.New(t)
+	ident := ordersTable(t, cat, "orders", 2, true)
+	c := upsertCommitter(t, cat, ident)
+	receive(t, c, handOverEvents(t, upsertMember(t, cat, ident, "a"), 0, 0, 1, orderEvent{"a", "created", time.Hour}))
+	c.Fence(2)
+	if n := len(changeFiles(t, dir)); n != 1 {
+		t.Fatalf("%d change files before the round, want the fenced hand-over's", n)
+	}
+	mustLand(t, c, 0)
+	if left := changeFiles(t, dir); len(left) > 0 {
+		t.Errorf("change files left after the round: %v", left)
+	}
+	if got := states(t, cat, ident); len(got) != 0 {
+		t.Errorf("table = %v, want empty: the fenced hand-over must not land", got)
 	}
 }
