@@ -2,16 +2,10 @@ package rowdelete
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	icetable "github.com/apache/iceberg-go/table"
@@ -98,8 +92,7 @@ func fileScoped(f iceberg.DataFile) string {
 }
 
 // positionDeletes reads a position delete file (Parquet: file_path, pos),
-// once per Deletes, and from the process's cache of the delete files
-// written or read last when it holds it.
+// once: the positions it deletes of each data file it names.
 func (d *Deletes) positionDeletes(f iceberg.DataFile) (map[string][]int64, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -113,45 +106,9 @@ func (d *Deletes) positionDeletes(f iceberg.DataFile) (map[string][]int64, error
 	if f.FileFormat() != iceberg.ParquetFile {
 		return nil, fmt.Errorf("%w: position delete file format %s", ErrEqualityDeletes, f.FileFormat())
 	}
-	in, err := d.fsys.Open(f.FilePath())
+	m, err := readPositionFile(d.fsys, f.FilePath(), fileScoped(f))
 	if err != nil {
 		return nil, err
-	}
-	defer in.Close()
-	pr, err := file.NewParquetReader(in)
-	if err != nil {
-		return nil, err
-	}
-	defer pr.Close()
-	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	defer tbl.Release()
-	pathIdx, posIdx := tbl.Schema().FieldIndices("file_path"), tbl.Schema().FieldIndices("pos")
-	if len(pathIdx) != 1 || len(posIdx) != 1 {
-		return nil, errors.New("no file_path and pos columns")
-	}
-	m := map[string][]int64{}
-	paths, poss := tbl.Column(pathIdx[0]).Data().Chunks(), tbl.Column(posIdx[0]).Data().Chunks()
-	for i := range paths {
-		p, ok1 := paths[i].(*array.String)
-		q, ok2 := poss[i].(*array.Int64)
-		if !ok1 || !ok2 {
-			return nil, fmt.Errorf("file_path %s, pos %s: want string and int64", paths[i].DataType(), poss[i].DataType())
-		}
-		for r := 0; r < p.Len(); r++ {
-			path := p.Value(r) // aliases the column's buffer: a key of m is a copy
-			pos, ok := m[path]
-			if !ok {
-				path = strings.Clone(path)
-			}
-			m[path] = append(pos, q.Value(r))
-		}
 	}
 	d.posDeletes[f.FilePath()] = m
 	positions.put(f.FilePath(), m)
