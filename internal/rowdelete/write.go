@@ -179,10 +179,10 @@ func (w *Writer) positionFile(path string, pos []int64) (iceberg.DataFile, error
 	defer idx.Release()
 	paths := array.NewDictionaryArray(pathType, idx, dict)
 	defer paths.Release()
-	posB := array.NewInt64Builder(memory.DefaultAllocator)
-	posB.AppendValues(pos, nil)
-	poss := posB.NewArray()
-	posB.Release()
+	// pos is wrapped, not copied: the writer only reads it.
+	posData := array.NewData(arrow.PrimitiveTypes.Int64, len(pos), []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(pos))}, nil, 0, 0)
+	poss := array.NewInt64Data(posData)
+	posData.Release()
 	defer poss.Release()
 	rec := array.NewRecordBatch(sc, []arrow.Array{paths, poss}, int64(len(pos)))
 	defer rec.Release()
@@ -221,7 +221,9 @@ func (w *Writer) writeParquet(loc string, rec arrow.RecordBatch) (_ int64, err e
 			err = cerr
 		}
 	}()
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(true))
+	// Only file_path is dictionary-encoded: the positions are distinct,
+	// and a dictionary of them would be built only to be dropped.
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false), parquet.WithDictionaryFor("file_path", true))
 	pw, err := pqarrow.NewFileWriter(rec.Schema(), cnt, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		return 0, err
