@@ -42,7 +42,12 @@
 // delete, for the Locator and for a caller that reads data files bare.
 // Delete files never change once written, so the position delete files
 // this process wrote or read last are kept in memory (a bounded cache,
-// least recently used out first) and not decoded again. A [Writer] then writes the
+// least recently used out first) and not decoded again. A position
+// delete file is decoded in batches of 64K rows, never whole: its
+// file_path column as a dictionary (one value per data file it names),
+// and only its pos column when it is file-scoped (its
+// referenced_data_file, or equal bounds on file_path), so the memory
+// it takes is its positions, 8 bytes each. A [Writer] then writes the
 // delete files of one partition for what was located: deletion vectors
 // on v3, file-scoped position delete files on v2, named after fresh UUIDs
 // in the partition's data folder; nothing is committed here (the caller

@@ -134,8 +134,9 @@ func (w *Writer) vectors(ctx context.Context, found []Located) (deletes, superse
 // their positions are not repeated.
 func (w *Writer) positionFiles(found []Located) (deletes, superseded []iceberg.DataFile, err error) {
 	for _, l := range found {
-		pos := l.hit
+		pos, owned := l.hit, false
 		if l.carried != nil && !l.carried.IsEmpty() {
+			owned = true
 			pos = make([]int64, 0, int(l.carried.Cardinality())+len(l.hit))
 			for p := range l.carried.Positions() {
 				pos = append(pos, int64(p))
@@ -144,7 +145,7 @@ func (w *Writer) positionFiles(found []Located) (deletes, superseded []iceberg.D
 			slices.Sort(pos)
 			pos = slices.Compact(pos)
 		}
-		f, err := w.positionFile(l.task.File.FilePath(), pos)
+		f, err := w.positionFile(l.task.File.FilePath(), pos, owned)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -155,8 +156,9 @@ func (w *Writer) positionFiles(found []Located) (deletes, superseded []iceberg.D
 }
 
 // positionFile writes a position delete file of the ascending positions
-// pos of data file path.
-func (w *Writer) positionFile(path string, pos []int64) (iceberg.DataFile, error) {
+// pos of data file path. The delete-file cache keeps pos itself when it
+// is owned (nothing else holds it), else a copy.
+func (w *Writer) positionFile(path string, pos []int64, owned bool) (iceberg.DataFile, error) {
 	fieldID := func(id int) arrow.Metadata {
 		return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{fmt.Sprint(id)})
 	}
@@ -194,7 +196,10 @@ func (w *Writer) positionFile(path string, pos []int64) (iceberg.DataFile, error
 	if err != nil {
 		return nil, err
 	}
-	positions.put(loc, map[string][]int64{path: slices.Clone(pos)})
+	if !owned {
+		pos = slices.Clone(pos)
+	}
+	positions.put(loc, map[string][]int64{path: pos})
 	n := int64(len(pos))
 	le := func(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
 	fb, err := iceberg.NewDataFileBuilder(w.spec, iceberg.EntryContentPosDeletes, loc, iceberg.ParquetFile, w.values, nil, nil, n, size)
